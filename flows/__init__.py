@@ -1,0 +1,1 @@
+"""Orchestration: the `arena` command line, the Prefect build, scoring and scheduled releases."""

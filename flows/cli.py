@@ -1,0 +1,190 @@
+"""The `arena` command line.
+
+Each subcommand parses its options here and calls one plain function of the stage that owns it.
+Imports happen inside the commands so that `arena --help` and `arena validate` start quickly and
+never import Prefect unless the command needs it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(
+    name="arena",
+    help=(
+        "Build, verify and release suites of articulated objects, and score predictions with the "
+        "ArticulateArena kinematics metric."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command()
+def generate(
+    out: Path = typer.Option(..., "--out", help="Folder to write the sample library into."),
+    n: int = typer.Option(
+        0, "--n", help="Number of objects; 0 writes the curated demo set (one of each kind)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Random seed; the same seed gives the same files."),
+) -> None:
+    """Write a deterministic library of procedurally generated articulated objects.
+
+    Objects come in every source format the adapters read (PartNet-Mobility folders, URDF, MJCF,
+    SDF), each with a ground-truth sidecar JSON, plus a `sources.yaml` that `arena build` reads.
+    """
+    from flows.generate import generate_library
+
+    summary = generate_library(out, n=n, seed=seed)
+    typer.echo(summary)
+
+
+@app.command()
+def normalize(
+    sources: Path = typer.Option(..., "--sources", help="Sources file (YAML) listing the libraries."),
+    out: Path = typer.Option(..., "--out", help="Folder for objects/ and normalize_report.json."),
+) -> None:
+    """Normalize every object of the listed sources to the common URDF convention, without Prefect.
+
+    Writes `OUT/objects/<object_id>/object.urdf` with its meshes and `OUT/normalize_report.json`,
+    which accounts for every discovered object as normalized or rejected with a reason.
+    """
+    from normalize.run import normalize_sources
+
+    report = normalize_sources(sources, out)
+    typer.echo(report.summary())
+
+
+@app.command()
+def validate(
+    paths: list[Path] = typer.Argument(
+        ..., help="URDF/MJCF/SDF files, object folders or whole library folders."
+    ),
+    format: str | None = typer.Option(
+        None, "--format", help="Source format: partnet_mobility, urdf, mjcf or sdf (default: guess)."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of a table."),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as failures."),
+) -> None:
+    """Check whether assets may enter the suite, and say why not.
+
+    Normalizes in a temporary folder (never writes next to the source), runs every check and exits
+    0 when every object passes, 1 when any fails, 2 on a usage error.
+    """
+    from verify.validate import validate_command
+
+    raise typer.Exit(validate_command(paths, format=format, json_output=json_output, strict=strict))
+
+
+@app.command()
+def build(
+    sources: Path | None = typer.Option(
+        None, "--sources", help="Sources file (YAML). Default: the embedded demo library."
+    ),
+    out: Path = typer.Option(Path("release-demo"), "--out", help="Release folder."),
+    version: str | None = typer.Option(None, "--version", help="Release version (default: date-based)."),
+    previous: Path | None = typer.Option(
+        None, "--previous", help="Earlier release to write the CHANGELOG against."
+    ),
+    batch_size: int = typer.Option(64, "--batch-size", help="Objects per Prefect task."),
+    workers: int = typer.Option(2, "--workers", help="Parallel batches."),
+    runner: str = typer.Option("thread", "--runner", help="Task runner: thread or dask."),
+    dask_address: str | None = typer.Option(
+        None, "--dask-address", help="Address of an existing Dask scheduler (tcp://...)."
+    ),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", help="Result cache folder (default: $ARENA_CACHE_DIR or the user cache)."
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Recompute every object."),
+) -> None:
+    """Build a versioned release: ingest, normalize, verify, categorize and export manifests."""
+    from flows.build import build_command
+
+    raise typer.Exit(
+        build_command(
+            sources=sources,
+            out=out,
+            version=version,
+            previous=previous,
+            batch_size=batch_size,
+            workers=workers,
+            runner=runner,
+            dask_address=dask_address,
+            cache_dir=cache_dir,
+            no_cache=no_cache,
+        )
+    )
+
+
+@app.command()
+def score(
+    release: Path = typer.Option(..., "--release", help="Release folder with the ground truth."),
+    pred: list[str] = typer.Option(
+        ..., "--pred", help="A method's predictions as NAME=PATH; repeat for several methods."
+    ),
+    out: Path = typer.Option(..., "--out", help="Folder for scores.parquet, summary.json, report.md."),
+    subset: str = typer.Option("eval200", "--subset", help="eval200 or all."),
+    alpha: float = typer.Option(1.0, "--alpha", help="Split-norm weight alpha (1/m)."),
+    kappa: float = typer.Option(3.141592653589793, "--kappa", help="Compactification scale kappa."),
+    bootstrap: int = typer.Option(10000, "--bootstrap", help="Bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap random seed."),
+) -> None:
+    """Score predicted articulated objects against a release, Table-4 style."""
+    from flows.score import score_command
+
+    raise typer.Exit(
+        score_command(
+            release=release,
+            preds=pred,
+            out=out,
+            subset=subset,
+            alpha=alpha,
+            kappa=kappa,
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+    )
+
+
+@app.command()
+def distance(
+    a: Path | None = typer.Argument(None, help="First object: URDF/MJCF file or object folder."),
+    b: Path | None = typer.Argument(None, help="Second object."),
+    norm: str = typer.Option("split", "--norm", help="split or kinetic."),
+    alpha: float = typer.Option(1.0, "--alpha", help="Split-norm weight alpha (1/m)."),
+    kappa: float = typer.Option(3.141592653589793, "--kappa", help="Compactification scale kappa."),
+    joints: Path | None = typer.Option(
+        None, "--joints", help="JSON file with `prediction` and `ground_truth` joint lists instead."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Distance between two articulated objects (E_tree), or between joint lists (--joints)."""
+    from flows.score import distance_command
+
+    raise typer.Exit(
+        distance_command(
+            a=a, b=b, norm=norm, alpha=alpha, kappa=kappa, joints=joints, json_output=json_output
+        )
+    )
+
+
+@app.command()
+def schedule(
+    cron: str = typer.Option(..., "--cron", help='Cron expression, e.g. "0 3 * * 1".'),
+    sources: Path = typer.Option(..., "--sources", help="Sources file (YAML)."),
+    out_root: Path = typer.Option(..., "--out-root", help="Folder holding one sub-folder per release."),
+) -> None:
+    """Serve a Prefect deployment that builds a new release on a cron schedule.
+
+    Needs a running Prefect server (`prefect server start` and PREFECT_API_URL).
+    """
+    from flows.schedule import schedule_command
+
+    raise typer.Exit(schedule_command(cron=cron, sources=sources, out_root=out_root))
+
+
+if __name__ == "__main__":
+    app()

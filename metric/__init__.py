@@ -1,0 +1,1 @@
+"""The ArticulateArena metric: pure, vectorized, arrays in and arrays out."""

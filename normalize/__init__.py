@@ -1,0 +1,1 @@
+"""Source adapters, the canonical object model and the common URDF convention."""

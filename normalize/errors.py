@@ -1,0 +1,97 @@
+"""Typed errors. Every way an asset can be refused is an `AssetError` with a stable code.
+
+A build turns each `AssetError` into one row of `rejects.parquet` (stage, code, message), so codes
+are part of the public interface: add new ones, never rename old ones.
+"""
+
+from __future__ import annotations
+
+
+class AssetError(Exception):
+    """An asset cannot enter the suite.
+
+    stage: the pipeline stage that refused it (discover, parse, resolve, model, normalize, mesh, ...)
+    code: stable dotted identifier, e.g. ``xml.malformed`` or ``model.cycle``
+    path: the file concerned, when there is one
+    element: the link, joint or XML element concerned, when there is one
+    """
+
+    stage = "normalize"
+    code = "asset.invalid"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        stage: str | None = None,
+        path: str | None = None,
+        element: str | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if stage is not None:
+            self.stage = stage
+        self.path = path
+        self.element = element
+
+    def __str__(self) -> str:
+        where = ", ".join(
+            part for part in (self.path and f"file {self.path}", self.element) if part
+        )
+        return f"[{self.code}] {self.message}" + (f" ({where})" if where else "")
+
+
+class ModelError(AssetError):
+    """The object violates an invariant of the canonical model."""
+
+    stage = "model"
+    code = "model.invalid"
+
+
+class CycleError(ModelError):
+    code = "model.cycle"
+
+
+class RootError(ModelError):
+    """No root link, or more than one."""
+
+    code = "model.root"
+
+
+class DuplicateNameError(ModelError):
+    code = "model.duplicate_name"
+
+
+class UnknownLinkError(ModelError):
+    code = "model.unknown_link"
+
+
+class NonFiniteError(ModelError):
+    code = "model.non_finite"
+
+
+class ZeroAxisError(ModelError):
+    code = "model.zero_axis"
+
+
+class AxisNotUnitError(ModelError):
+    code = "model.axis_not_unit"
+
+
+class JointTypeError(ModelError):
+    code = "model.joint_type"
+
+
+class LimitError(ModelError):
+    code = "model.limits"
+
+
+class MimicError(ModelError):
+    code = "model.mimic"
+
+
+class InertialError(ModelError):
+    code = "model.inertial"

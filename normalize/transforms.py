@@ -1,0 +1,77 @@
+"""Small rigid-transform helpers shared by the adapters, the model and the URDF writer.
+
+Transforms are 4x4 homogeneous numpy arrays. Euler angles follow URDF: roll-pitch-yaw about the
+fixed x, y, z axes, i.e. R = Rz(yaw) @ Ry(pitch) @ Rx(roll).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def rpy_to_matrix(rpy) -> np.ndarray:
+    roll, pitch, yaw = (float(v) for v in rpy)
+    cr, sr = np.cos(roll), np.sin(roll)
+    cp, sp = np.cos(pitch), np.sin(pitch)
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def matrix_to_rpy(rotation: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`rpy_to_matrix` (pitch in [-pi/2, pi/2])."""
+    r = np.asarray(rotation, dtype=float)
+    pitch = np.arcsin(-np.clip(r[2, 0], -1.0, 1.0))
+    if abs(abs(r[2, 0]) - 1.0) < 1e-12:
+        # Gimbal lock: put all of the remaining rotation into yaw.
+        roll = 0.0
+        yaw = np.arctan2(-r[0, 1], r[1, 1])
+    else:
+        roll = np.arctan2(r[2, 1], r[2, 2])
+        yaw = np.arctan2(r[1, 0], r[0, 0])
+    return np.array([roll, pitch, yaw])
+
+
+def make_transform(xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0)) -> np.ndarray:
+    t = np.eye(4)
+    t[:3, :3] = rpy_to_matrix(rpy)
+    t[:3, 3] = np.asarray(xyz, dtype=float)
+    return t
+
+
+def from_rotation_translation(rotation=None, translation=None) -> np.ndarray:
+    t = np.eye(4)
+    if rotation is not None:
+        t[:3, :3] = rotation
+    if translation is not None:
+        t[:3, 3] = translation
+    return t
+
+
+def invert(transform: np.ndarray) -> np.ndarray:
+    r = transform[:3, :3]
+    out = np.eye(4)
+    out[:3, :3] = r.T
+    out[:3, 3] = -r.T @ transform[:3, 3]
+    return out
+
+
+def axis_angle_matrix(axis, angle: float) -> np.ndarray:
+    """Rotation by `angle` about the unit vector `axis` (Rodrigues)."""
+    a = np.asarray(axis, dtype=float)
+    k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+
+
+def is_rotation(rotation: np.ndarray, tol: float = 1e-6) -> bool:
+    r = np.asarray(rotation, dtype=float)
+    return bool(
+        np.all(np.isfinite(r))
+        and np.allclose(r @ r.T, np.eye(3), atol=tol)
+        and abs(np.linalg.det(r) - 1.0) < tol
+    )

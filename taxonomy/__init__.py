@@ -1,0 +1,1 @@
+"""The category taxonomy and category assignment with evidence."""
