@@ -44,7 +44,9 @@ def generate(
 
 @app.command()
 def normalize(
-    sources: Path = typer.Option(..., "--sources", help="Sources file (YAML) listing the libraries."),
+    sources: Path = typer.Option(
+        ..., "--sources", help="Sources file (YAML) listing the libraries."
+    ),
     out: Path = typer.Option(..., "--out", help="Folder for objects/ and normalize_report.json."),
 ) -> None:
     """Normalize every object of the listed sources to the common URDF convention, without Prefect.
@@ -64,9 +66,13 @@ def validate(
         ..., help="URDF/MJCF/SDF files, object folders or whole library folders."
     ),
     format: str | None = typer.Option(
-        None, "--format", help="Source format: partnet_mobility, urdf, mjcf or sdf (default: guess)."
+        None,
+        "--format",
+        help="Source format: partnet_mobility, urdf, mjcf or sdf (default: guess).",
     ),
-    json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of a table."),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print the JSON report instead of a table."
+    ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as failures."),
 ) -> None:
     """Check whether assets may enter the suite, and say why not.
@@ -85,7 +91,9 @@ def build(
         None, "--sources", help="Sources file (YAML). Default: the embedded demo library."
     ),
     out: Path = typer.Option(Path("release-demo"), "--out", help="Release folder."),
-    version: str | None = typer.Option(None, "--version", help="Release version (default: date-based)."),
+    version: str | None = typer.Option(
+        None, "--version", help="Release version (default: date-based)."
+    ),
     previous: Path | None = typer.Option(
         None, "--previous", help="Earlier release to write the CHANGELOG against."
     ),
@@ -96,7 +104,9 @@ def build(
         None, "--dask-address", help="Address of an existing Dask scheduler (tcp://...)."
     ),
     cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", help="Result cache folder (default: $ARENA_CACHE_DIR or the user cache)."
+        None,
+        "--cache-dir",
+        help="Result cache folder (default: $ARENA_CACHE_DIR or the user cache).",
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompute every object."),
 ) -> None:
@@ -125,7 +135,9 @@ def score(
     pred: list[str] = typer.Option(
         ..., "--pred", help="A method's predictions as NAME=PATH; repeat for several methods."
     ),
-    out: Path = typer.Option(..., "--out", help="Folder for scores.parquet, summary.json, report.md."),
+    out: Path = typer.Option(
+        ..., "--out", help="Folder for scores.parquet, summary.json, report.md."
+    ),
     subset: str = typer.Option("eval200", "--subset", help="eval200 or all."),
     alpha: float = typer.Option(1.0, "--alpha", help="Split-norm weight alpha (1/m)."),
     kappa: float = typer.Option(3.141592653589793, "--kappa", help="Compactification scale kappa."),
@@ -175,7 +187,9 @@ def distance(
 def schedule(
     cron: str = typer.Option(..., "--cron", help='Cron expression, e.g. "0 3 * * 1".'),
     sources: Path = typer.Option(..., "--sources", help="Sources file (YAML)."),
-    out_root: Path = typer.Option(..., "--out-root", help="Folder holding one sub-folder per release."),
+    out_root: Path = typer.Option(
+        ..., "--out-root", help="Folder holding one sub-folder per release."
+    ),
 ) -> None:
     """Serve a Prefect deployment that builds a new release on a cron schedule.
 

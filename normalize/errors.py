@@ -10,7 +10,7 @@ from __future__ import annotations
 class AssetError(Exception):
     """An asset cannot enter the suite.
 
-    stage: the pipeline stage that refused it (discover, parse, resolve, model, normalize, mesh, ...)
+    stage: the stage that refused it (discover, parse, resolve, model, normalize, mesh, ...)
     code: stable dotted identifier, e.g. ``xml.malformed`` or ``model.cycle``
     path: the file concerned, when there is one
     element: the link, joint or XML element concerned, when there is one

@@ -44,7 +44,9 @@ def _array(value, shape, what: str, element: str) -> np.ndarray:
     if arr.shape != shape:
         raise NonFiniteError(f"{what} must have shape {shape}, got {arr.shape}", element=element)
     if not np.all(np.isfinite(arr)):
-        raise NonFiniteError(f"{what} contains NaN or infinite values: {arr.tolist()}", element=element)
+        raise NonFiniteError(
+            f"{what} contains NaN or infinite values: {arr.tolist()}", element=element
+        )
     arr.setflags(write=False)
     return arr
 
@@ -196,7 +198,9 @@ class Joint:
         if self.type == "fixed" and (lower, upper) != (0.0, 0.0):
             raise LimitError("a fixed joint has limits [0, 0]", element=element)
         if lower > upper:
-            raise LimitError(f"lower limit {lower:g} exceeds upper limit {upper:g}", element=element)
+            raise LimitError(
+                f"lower limit {lower:g} exceeds upper limit {upper:g}", element=element
+            )
         if self.type != "helical" and self.pitch != 0.0:
             raise LimitError("only helical joints carry a pitch", element=element)
         object.__setattr__(self, "lower", lower)
@@ -278,7 +282,9 @@ class ArticulatedObject:
         link_names: set[str] = set()
         for link in self.links:
             if link.name in link_names:
-                raise DuplicateNameError(f"duplicate link name {link.name!r}", element=f"link {link.name}")
+                raise DuplicateNameError(
+                    f"duplicate link name {link.name!r}", element=f"link {link.name}"
+                )
             link_names.add(link.name)
         joint_names: set[str] = set()
         parent_of: dict[str, str] = {}
@@ -301,7 +307,9 @@ class ArticulatedObject:
             parent_of[joint.child] = joint.name
         roots = [link.name for link in self.links if link.name not in parent_of]
         if not roots:
-            raise CycleError("every link has a parent: the joints form a cycle", element=f"robot {self.name}")
+            raise CycleError(
+                "every link has a parent: the joints form a cycle", element=f"robot {self.name}"
+            )
         if len(roots) > 1:
             raise RootError(
                 f"{len(roots)} root links ({', '.join(sorted(roots)[:5])}): the links are not "
@@ -318,7 +326,9 @@ class ArticulatedObject:
             )
         for link in self.links:
             if link.inertial is not None and link.inertial.mass < 0:
-                raise InertialError(f"negative mass {link.inertial.mass:g}", element=f"link {link.name}")
+                raise InertialError(
+                    f"negative mass {link.inertial.mass:g}", element=f"link {link.name}"
+                )
         self._validate_mimics(joint_names)
 
     def _validate_mimics(self, joint_names: set[str]) -> None:
@@ -328,7 +338,8 @@ class ArticulatedObject:
                 continue
             if joint.mimic.joint not in joint_names:
                 raise MimicError(
-                    f"mimics joint {joint.mimic.joint!r}, which does not exist", element=f"joint {joint.name}"
+                    f"mimics joint {joint.mimic.joint!r}, which does not exist",
+                    element=f"joint {joint.name}",
                 )
             seen = [joint.name]
             current = by_name[joint.mimic.joint]
@@ -343,9 +354,13 @@ class ArticulatedObject:
                     break
                 current = by_name[current.mimic.joint]
             if current.type == "fixed":
-                raise MimicError(f"mimics fixed joint {current.name!r}", element=f"joint {joint.name}")
+                raise MimicError(
+                    f"mimics fixed joint {current.name!r}", element=f"joint {joint.name}"
+                )
             if not (math.isfinite(joint.mimic.multiplier) and math.isfinite(joint.mimic.offset)):
-                raise NonFiniteError("mimic multiplier or offset is not finite", element=f"joint {joint.name}")
+                raise NonFiniteError(
+                    "mimic multiplier or offset is not finite", element=f"joint {joint.name}"
+                )
 
     def _joint_order_from(self, root: str) -> list[str]:
         children: dict[str, list[Joint]] = {}
@@ -421,7 +436,9 @@ class ArticulatedObject:
         coords = self.resolve_configuration(q)
         poses = {self.root: np.eye(4)}
         for joint in self.joints_topological:
-            poses[joint.child] = poses[joint.parent] @ joint.origin @ joint.motion(coords[joint.name])
+            poses[joint.child] = (
+                poses[joint.parent] @ joint.origin @ joint.motion(coords[joint.name])
+            )
         return poses
 
     def joint_frames(self) -> dict[str, np.ndarray]:

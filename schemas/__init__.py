@@ -1,4 +1,4 @@
-"""JSON Schemas for every file the pipeline reads or writes, and one way to validate against them."""
+"""JSON Schemas of every file the pipeline reads or writes, and one way to validate against them."""
 
 from __future__ import annotations
 

@@ -104,10 +104,14 @@ def test_screws_and_forward_kinematics():
 
 
 def test_helical_twist_and_motion():
-    screw = Joint("h", "helical", "base", "a", axis=[0, 0, 1], lower=0, upper=4 * math.pi, pitch=0.01)
+    screw = Joint(
+        "h", "helical", "base", "a", axis=[0, 0, 1], lower=0, upper=4 * math.pi, pitch=0.01
+    )
     obj = chain(screw, links=("base", "a"))
     np.testing.assert_allclose(obj.screws().twist[0], [0, 0, 1, 0, 0, 0.01])
-    np.testing.assert_allclose(obj.link_poses({"h": 2 * math.pi})["a"][:3, 3], [0, 0, 0.02 * math.pi])
+    np.testing.assert_allclose(
+        obj.link_poses({"h": 2 * math.pi})["a"][:3, 3], [0, 0, 0.02 * math.pi]
+    )
 
 
 def test_mimic_joint_follows_its_target():
@@ -127,7 +131,9 @@ def test_child_mass_moments_are_in_the_world_frame():
 
 
 def test_transformed_moves_twists_like_an_adjoint():
-    obj = chain(revolute("j0", origin=make_transform([1, 0, 0]), axis=[0, 1, 0]), links=("base", "a"))
+    obj = chain(
+        revolute("j0", origin=make_transform([1, 0, 0]), axis=[0, 1, 0]), links=("base", "a")
+    )
     move = make_transform([0, 0, 2], [0, 0, math.pi / 2])
     moved = obj.transformed(move, scale=2.0)
     twist = moved.screws().twist[0]

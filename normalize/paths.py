@@ -1,0 +1,103 @@
+"""Resolve file references of a source asset without ever leaving the source root.
+
+A reference may be relative to the referring file, `package://name/rest` (looked up in configured
+package roots, then by walking up from the referring file to the source root), or `file://` (an
+absolute path, accepted only inside the source root). Every resolved path is checked after
+symlinks are followed; anything outside the root raises `AssetError` with a `path.*` code.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from normalize.errors import AssetError
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    """True when `path`, with every symlink followed, lies inside `root`."""
+    real = Path(os.path.realpath(path))
+    real_root = Path(os.path.realpath(root))
+    return real == real_root or real_root in real.parents
+
+
+def confine(
+    path: Path, root: Path, *, referrer: str | None = None, element: str | None = None
+) -> Path:
+    """`path` itself if it stays inside `root` once symlinks are followed, else `AssetError`."""
+    if not is_inside(path, root):
+        via_link = is_inside(Path(os.path.abspath(path)), root)
+        raise AssetError(
+            f"{path} is outside the source root {root}"
+            + (" (a symlink leaves the root)" if via_link else ""),
+            code="path.symlink_escape" if via_link else "path.outside_root",
+            stage="resolve",
+            path=referrer,
+            element=element,
+        )
+    return path
+
+
+def _ancestors_within(start: Path, root: Path):
+    """`start` and its parents up to and including `root`."""
+    real_root = Path(os.path.realpath(root))
+    directory = start
+    while True:
+        yield directory
+        if Path(os.path.realpath(directory)) == real_root or directory.parent == directory:
+            return
+        directory = directory.parent
+
+
+def resolve_reference(
+    reference: str,
+    *,
+    referrer: Path,
+    root: Path,
+    package_roots: Sequence[Path] = (),
+    element: str | None = None,
+) -> Path:
+    """The file a reference in `referrer` points to, confined to `root`.
+
+    Raises AssetError: `path.remote` for URLs other than package:// and file://,
+    `path.outside_root` / `path.symlink_escape` when the target leaves the root,
+    `path.package_unresolved` when no package root provides a package:// target.
+    The target is not required to exist; callers report missing files with their own code.
+    """
+    ref = reference.strip()
+    where = {"path": str(referrer), "element": element}
+    parsed = urlparse(ref)
+    scheme = parsed.scheme.lower()
+    if scheme == "package":
+        package = parsed.netloc
+        rest = unquote(parsed.path).lstrip("/")
+        candidates = [Path(r) / package / rest for r in package_roots]
+        for directory in _ancestors_within(referrer.parent, root):
+            candidates.append(directory / package / rest)
+            if directory.name == package:
+                candidates.append(directory / rest)
+        for candidate in candidates:
+            if candidate.exists() and is_inside(candidate, root):
+                return candidate
+        inside = [c for c in candidates if is_inside(c, root)]
+        if not inside:
+            raise AssetError(
+                f"package://{package} cannot be resolved inside the source root",
+                code="path.package_unresolved",
+                stage="resolve",
+                **where,
+            )
+        return inside[0]
+    if scheme == "file":
+        target = Path(unquote(parsed.path))
+        return confine(target, root, referrer=str(referrer), element=element)
+    if scheme and len(scheme) > 1:
+        raise AssetError(
+            f"remote or unsupported reference {ref!r}", code="path.remote", stage="resolve", **where
+        )
+    target = Path(ref)
+    if not target.is_absolute():
+        target = referrer.parent / target
+    return confine(target, root, referrer=str(referrer), element=element)

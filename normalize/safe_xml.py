@@ -1,0 +1,117 @@
+"""Hardened XML parsing for untrusted source files.
+
+Entity expansion, DTD loading and network access are off; files above a size limit, files that are
+not UTF-8 (or the encoding they declare), truncated or malformed XML all raise `AssetError` with a
+stable `xml.*` code naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from lxml import etree
+
+from normalize.errors import AssetError
+
+MAX_XML_BYTES = 64 * 1024 * 1024
+_ENCODING_DECLARATION = re.compile(rb"<\?xml[^>]*encoding=")
+
+
+def _parser() -> etree.XMLParser:
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+    )
+
+
+def read_limited(path: Path, max_bytes: int = MAX_XML_BYTES) -> bytes:
+    """The bytes of `path`, refusing directories and files above `max_bytes`."""
+    path = Path(path)
+    if path.is_dir():
+        raise AssetError(
+            f"{path.name} is a directory, not a file",
+            code="file.is_directory",
+            stage="parse",
+            path=str(path),
+        )
+    try:
+        size = os.stat(path).st_size
+        if size > max_bytes:
+            raise AssetError(
+                f"file is {size} bytes, above the limit of {max_bytes}",
+                code="file.too_large",
+                stage="parse",
+                path=str(path),
+            )
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except AssetError:
+        raise
+    except OSError as exc:
+        raise AssetError(
+            f"cannot read file: {exc.strerror or exc}",
+            code="file.unreadable",
+            stage="parse",
+            path=str(path),
+        ) from exc
+    if len(data) > max_bytes:
+        raise AssetError(
+            f"file is above the limit of {max_bytes} bytes",
+            code="file.too_large",
+            stage="parse",
+            path=str(path),
+        )
+    return data
+
+
+def parse_xml_bytes(data: bytes, path: str | Path) -> etree._Element:
+    """Parse XML bytes safely; `path` only names the file in errors."""
+    path = str(path)
+    if not data.strip():
+        raise AssetError("file is empty", code="xml.empty", stage="parse", path=path)
+    if b"<!ENTITY" in data:
+        raise AssetError(
+            "XML declares entities; entity expansion is not allowed",
+            code="xml.entity",
+            stage="parse",
+            path=path,
+        )
+    if not _ENCODING_DECLARATION.search(data[:256]):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise AssetError(
+                f"file is not valid UTF-8 (byte {exc.start}: {data[exc.start : exc.start + 1]!r})",
+                code="xml.encoding",
+                stage="parse",
+                path=path,
+            ) from exc
+    try:
+        root = etree.fromstring(data, _parser())
+    except etree.XMLSyntaxError as exc:
+        message = str(exc)
+        lowered = message.lower()
+        truncated = "premature end" in lowered or "end of data" in lowered or "not found" in lowered
+        code = "xml.truncated" if truncated else "xml.malformed"
+        raise AssetError(
+            f"XML is not well-formed: {message}", code=code, stage="parse", path=path
+        ) from exc
+    except ValueError as exc:
+        raise AssetError(
+            f"XML cannot be parsed: {exc}", code="xml.malformed", stage="parse", path=path
+        ) from exc
+    if root is None:
+        raise AssetError("file holds no XML element", code="xml.empty", stage="parse", path=path)
+    return root
+
+
+def parse_xml(path: Path, max_bytes: int = MAX_XML_BYTES) -> etree._Element:
+    """Read and parse one XML file with every protection on."""
+    return parse_xml_bytes(read_limited(path, max_bytes), path)

@@ -1,0 +1,186 @@
+"""The sources file: which libraries a build reads, and the candidates discovered in them."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+import schemas
+from normalize.errors import AssetError
+from normalize.safe_xml import MAX_XML_BYTES
+
+UP_AXES = ("x", "y", "z", "-x", "-y", "-z")
+
+
+class SourcesFileError(ValueError):
+    """The sources file is unreadable or does not match `schemas/sources.schema.json`."""
+
+
+@dataclass(frozen=True)
+class Allowance:
+    check: str
+    reason: str
+    objects: tuple[str, ...] = ()
+
+    def applies_to(self, source_id: str) -> bool:
+        return not self.objects or any(fnmatch.fnmatchcase(source_id, g) for g in self.objects)
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """One library. `path` and `package_roots` are absolute."""
+
+    name: str
+    format: str
+    path: Path
+    license: str
+    up_axis: str = "z"
+    scale: float = 1.0
+    entry: str | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    package_roots: tuple[Path, ...] = ()
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    allowances: tuple[Allowance, ...] = ()
+    max_file_bytes: int = MAX_XML_BYTES
+
+    def allowance(self, check: str, source_id: str) -> Allowance | None:
+        """The allowance waiving `check` for `source_id`, if any."""
+        return next(
+            (a for a in self.allowances if a.check == check and a.applies_to(source_id)), None
+        )
+
+    def selects(self, relative: str) -> bool:
+        """Whether a candidate path (relative to the root, '/'-separated) passes include/exclude."""
+        if self.include and not any(fnmatch.fnmatchcase(relative, g) for g in self.include):
+            return False
+        return not any(fnmatch.fnmatchcase(relative, g) for g in self.exclude)
+
+    def as_dict(self) -> dict:
+        """JSON-friendly form (used in cache keys and release metadata)."""
+        return {
+            "name": self.name,
+            "format": self.format,
+            "path": str(self.path),
+            "license": self.license,
+            "up_axis": self.up_axis,
+            "scale": self.scale,
+            "entry": self.entry,
+            "include": list(self.include),
+            "exclude": list(self.exclude),
+            "package_roots": [str(p) for p in self.package_roots],
+            "overrides": dict(sorted(self.overrides.items())),
+            "allowances": [
+                {"check": a.check, "reason": a.reason, "objects": list(a.objects)}
+                for a in self.allowances
+            ],
+            "max_file_bytes": self.max_file_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One object a source offers: an entry file, or an object folder for PartNet-Mobility.
+
+    source_id: the path of the entry (file without suffix, or folder) relative to the source
+    root, '/'-separated; object_id: the release-wide id derived from it.
+    """
+
+    source: SourceConfig
+    source_id: str
+    path: Path
+
+    @property
+    def object_id(self) -> str:
+        return make_object_id(self.source.name, self.source_id)
+
+    @property
+    def source_path(self) -> str:
+        """The entry path relative to the source root."""
+        return self.path.relative_to(self.source.path).as_posix()
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def make_object_id(source_name: str, source_id: str) -> str:
+    """Readable, stable and unique: `<source>__<source_id>` with '/' as '__'; when other
+    characters had to be replaced, a short hash of the raw id keeps distinct ids distinct."""
+    parts = source_id.split("/")
+    cleaned = [_UNSAFE.sub("-", p).strip("-.") or "_" for p in parts]
+    object_id = "__".join([source_name, *cleaned])
+    if cleaned != parts or any("__" in p for p in parts):
+        object_id += "-" + hashlib.sha256(source_id.encode()).hexdigest()[:8]
+    return object_id
+
+
+def load_sources(path: Path) -> list[SourceConfig]:
+    """Read and validate a sources file; raise `SourcesFileError` listing every problem."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SourcesFileError(f"cannot read sources file {path}: {exc.strerror or exc}") from exc
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise SourcesFileError(f"sources file {path} is not valid YAML: {exc}") from exc
+    try:
+        schemas.validate(data, "sources", source=str(path))
+    except schemas.SchemaValidationError as exc:
+        raise SourcesFileError(str(exc)) from exc
+    base = path.resolve().parent
+    configs, problems, seen = [], [], set()
+    for index, entry in enumerate(data["sources"]):
+        if entry["name"] in seen:
+            problems.append(f"sources[{index}].name: {entry['name']!r} is used twice")
+        seen.add(entry["name"])
+        root = (base / entry["path"]).resolve()
+        if not root.is_dir():
+            problems.append(f"sources[{index}].path: folder {root} does not exist")
+        configs.append(
+            SourceConfig(
+                name=entry["name"],
+                format=entry["format"],
+                path=root,
+                license=entry["license"],
+                up_axis=entry.get("up_axis", "z"),
+                scale=float(entry.get("scale", 1.0)),
+                entry=entry.get("entry"),
+                include=tuple(entry.get("include", ())),
+                exclude=tuple(entry.get("exclude", ())),
+                package_roots=tuple((base / p).resolve() for p in entry.get("package_roots", ())),
+                overrides=dict(entry.get("overrides", {})),
+                allowances=tuple(
+                    Allowance(a["check"], a["reason"], tuple(a.get("objects", ())))
+                    for a in entry.get("allowances", ())
+                ),
+                max_file_bytes=int(entry.get("max_file_bytes", MAX_XML_BYTES)),
+            )
+        )
+    if problems:
+        raise SourcesFileError(
+            f"{len(problems)} problem(s) in {path}:\n" + "\n".join(f"  - {p}" for p in problems)
+        )
+    return configs
+
+
+def discover(source: SourceConfig) -> list[Candidate]:
+    """Every candidate of a source, sorted by source_id (delegates to the format's adapter)."""
+    from normalize.adapters import get_adapter
+
+    candidates = get_adapter(source.format).discover(source)
+    return sorted(candidates, key=lambda c: c.source_id)
+
+
+def source_unreadable(source: SourceConfig, exc: OSError) -> AssetError:
+    return AssetError(
+        f"source root cannot be read: {exc.strerror or exc}",
+        code="source.unreadable",
+        stage="discover",
+        path=str(source.path),
+    )
