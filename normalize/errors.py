@@ -55,6 +55,12 @@ class CycleError(ModelError):
     code = "model.cycle"
 
 
+class ClosedLoopError(ModelError):
+    """A link has two parent joints: the joints close a kinematic loop."""
+
+    code = "model.closed_loop"
+
+
 class RootError(ModelError):
     """No root link, or more than one."""
 

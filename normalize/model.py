@@ -20,6 +20,7 @@ import numpy as np
 
 from normalize.errors import (
     AxisNotUnitError,
+    ClosedLoopError,
     CycleError,
     DuplicateNameError,
     InertialError,
@@ -299,7 +300,7 @@ class ArticulatedObject:
             if joint.parent == joint.child:
                 raise CycleError(f"joint connects link {joint.child!r} to itself", element=element)
             if joint.child in parent_of:
-                raise CycleError(
+                raise ClosedLoopError(
                     f"link {joint.child!r} has two parent joints "
                     f"({parent_of[joint.child]!r} and {joint.name!r}): a closed kinematic loop",
                     element=element,

@@ -169,6 +169,13 @@ def load_sources(path: Path) -> list[SourceConfig]:
     return configs
 
 
+def overrides_file(path: Path) -> Path | None:
+    """The category overrides file a sources file names (top-level `overrides`), if any."""
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    name = data.get("overrides") if isinstance(data, dict) else None
+    return (Path(path).resolve().parent / name) if name else None
+
+
 def discover(source: SourceConfig) -> list[Candidate]:
     """Every candidate of a source, sorted by source_id (delegates to the format's adapter)."""
     from normalize.adapters import get_adapter

@@ -29,14 +29,20 @@ def test_valid_chain_has_one_root_and_topological_order():
 
 def test_cycle_is_a_cycle_error():
     with pytest.raises(errors.CycleError) as info:
-        chain(revolute("j0", "base", "a"), revolute("j1", "a", "b"), revolute("j2", "b", "a"))
+        chain(revolute("j0", "a", "b"), revolute("j1", "b", "a"))
     assert info.value.code == "model.cycle"
-    assert "joint j2" in info.value.element
+    assert "joint j0" in info.value.element
 
 
 def test_disconnected_cycle_without_root_link_is_reported():
     with pytest.raises(errors.CycleError):
         chain(revolute("j0", "a", "b"), revolute("j1", "b", "a"), links=("a", "b"))
+
+
+def test_link_with_two_parents_is_a_closed_loop():
+    with pytest.raises(errors.ClosedLoopError) as info:
+        chain(revolute("j0", "base", "a"), revolute("j1", "a", "b"), revolute("j2", "base", "b"))
+    assert info.value.code == "model.closed_loop"
 
 
 def test_two_roots_is_a_root_error():
