@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from normalize import inputs
 from normalize.errors import AssetError
 
 
@@ -37,6 +38,7 @@ def confine(
             path=referrer,
             element=element,
         )
+    inputs.record(path)
     return path
 
 
@@ -80,6 +82,7 @@ def resolve_reference(
                 candidates.append(directory / rest)
         for candidate in candidates:
             if candidate.exists() and is_inside(candidate, root):
+                inputs.record(candidate)
                 return candidate
         inside = [c for c in candidates if is_inside(c, root)]
         if not inside:
@@ -89,6 +92,7 @@ def resolve_reference(
                 stage="resolve",
                 **where,
             )
+        inputs.record(inside[0])
         return inside[0]
     if scheme == "file":
         target = Path(unquote(parsed.path))

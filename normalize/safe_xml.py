@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lxml import etree
 
+from normalize import inputs
 from normalize.errors import AssetError
 
 MAX_XML_BYTES = 64 * 1024 * 1024
@@ -34,6 +35,7 @@ def _parser() -> etree.XMLParser:
 def read_limited(path: Path, max_bytes: int = MAX_XML_BYTES) -> bytes:
     """The bytes of `path`, refusing directories and files above `max_bytes`."""
     path = Path(path)
+    inputs.record(path)
     if path.is_dir():
         raise AssetError(
             f"{path.name} is a directory, not a file",
