@@ -1,0 +1,216 @@
+"""A content-keyed cache of per-object results.
+
+An object's result (its manifest rows or its rejection, plus its normalized object folder) is
+stored under a key made of the object's identity (candidate, source config, code and convention
+versions: see `flows.pipeline.object_identity`) and the sha256 of every file the object read
+(recorded by `normalize.inputs`). A rebuild looks up the files the object read last time,
+re-hashes them and reuses the entry only when every digest matches, so editing one mesh
+recomputes exactly the objects that use it.
+
+Layout under the cache root (`default_cache_dir()`):
+
+    v1/index/<id[:2]>/<identity>.json     the inputs the object read last time (path -> digest)
+    v1/entries/<key[:2]>/<key>/entry.json the outcome, the file list with digests, a checksum
+    v1/entries/<key[:2]>/<key>/files/...  the normalized object folder
+
+Every entry carries its own checksum and the digest of every file; an entry that is corrupted
+or truncated in any way is discarded and recomputed, never trusted. Writes go to a temporary
+name first and are renamed into place, so a killed build leaves no half-written entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+FORMAT = 1
+MISSING = "missing"  # digest of an input that does not exist
+NOT_A_FILE = "not-a-file"  # digest of an input path that is a folder or other non-file
+UNREADABLE = "unreadable"  # digest of an input that exists but cannot be read
+
+
+def default_cache_dir() -> Path:
+    """$ARENA_CACHE_DIR, else the user's cache folder (XDG on Linux) / articulate-arena."""
+    env = os.environ.get("ARENA_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    elif os.name == "nt":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "articulate-arena"
+
+
+def canonical_json(value) -> bytes:
+    """Stable bytes of a JSON value (sorted keys, no spaces); NaN and inf are kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def input_digest(path: str | os.PathLike) -> str:
+    """sha256 of a file's content, or a fixed marker when it is missing, not a file or
+    unreadable (so that a file appearing or disappearing changes the key)."""
+    try:
+        with open(path, "rb") as f:
+            h = hashlib.sha256()
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+            return h.hexdigest()
+    except FileNotFoundError:
+        return MISSING
+    except (IsADirectoryError, NotADirectoryError):
+        return NOT_A_FILE
+    except OSError:
+        return UNREADABLE
+
+
+def hash_inputs(paths) -> dict[str, str]:
+    """path -> digest for every path (sorted)."""
+    return {str(p): input_digest(p) for p in sorted(str(p) for p in paths)}
+
+
+def entry_key(identity: str, inputs: dict[str, str]) -> str:
+    return sha256_hex(canonical_json({"identity": identity, "inputs": inputs}))
+
+
+@dataclass
+class CachedResult:
+    """A verified cache entry: the outcome and the object folder's files (path -> bytes)."""
+
+    outcome: dict
+    files: dict[str, bytes]
+    inputs: dict[str, str]
+
+    def write_files(self, dest: Path) -> None:
+        """Recreate the cached object folder at `dest` (replacing what is there)."""
+        if dest.exists():
+            shutil.rmtree(dest)
+        for name, data in self.files.items():
+            target = dest / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+
+class CacheCorrupt(Exception):
+    """A cache entry failed its integrity check."""
+
+
+class ObjectCache:
+    """Per-object results under `root`. Safe for concurrent builds sharing one root."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root) / f"v{FORMAT}"
+        self.discarded = 0  # corrupted entries found (and removed) by this instance
+
+    # ------------------------------------------------------------------ paths
+    def _index_path(self, identity: str) -> Path:
+        return self.root / "index" / identity[:2] / f"{identity}.json"
+
+    def _entry_dir(self, key: str) -> Path:
+        return self.root / "entries" / key[:2] / key
+
+    # ------------------------------------------------------------------ lookup
+    def lookup(self, identity: str) -> CachedResult | None:
+        """The stored result of this object if every file it read last time still has the
+        same content and the entry passes its integrity check; None otherwise."""
+        try:
+            index = json.loads(self._index_path(identity).read_bytes())
+            recorded = list(index["inputs"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        inputs = hash_inputs(recorded)
+        entry_dir = self._entry_dir(entry_key(identity, inputs))
+        if not entry_dir.is_dir():
+            return None
+        try:
+            return self._read_entry(entry_dir, identity, inputs)
+        except CacheCorrupt:
+            self.discarded += 1
+            self._discard(entry_dir)
+            return None
+
+    def _read_entry(self, entry_dir: Path, identity: str, inputs: dict) -> CachedResult:
+        try:
+            entry = json.loads((entry_dir / "entry.json").read_bytes())
+            checksum = entry.pop("checksum")
+        except (OSError, ValueError, KeyError, AttributeError) as exc:
+            raise CacheCorrupt(f"unreadable entry.json: {exc}") from exc
+        if sha256_hex(canonical_json(entry)) != checksum:
+            raise CacheCorrupt("entry.json checksum mismatch")
+        if entry.get("format") != FORMAT or entry.get("identity") != identity:
+            raise CacheCorrupt("entry belongs to another object or format")
+        if entry.get("inputs") != inputs:
+            raise CacheCorrupt("entry inputs differ from its key")
+        files = {}
+        for name, digest in entry["files"].items():
+            try:
+                data = (entry_dir / "files" / name).read_bytes()
+            except OSError as exc:
+                raise CacheCorrupt(f"missing file {name}") from exc
+            if sha256_hex(data) != digest:
+                raise CacheCorrupt(f"file {name} does not match its digest")
+            files[name] = data
+        return CachedResult(outcome=entry["outcome"], files=files, inputs=inputs)
+
+    def _discard(self, entry_dir: Path) -> None:
+        trash = entry_dir.with_name(f".trash-{uuid.uuid4().hex}")
+        with contextlib.suppress(OSError):
+            os.rename(entry_dir, trash)
+            shutil.rmtree(trash, ignore_errors=True)
+
+    # ------------------------------------------------------------------ store
+    def store(
+        self, identity: str, inputs: dict[str, str], outcome: dict, object_dir: Path | None
+    ) -> None:
+        """Store an outcome and (for accepted objects) a copy of its object folder."""
+        key = entry_key(identity, inputs)
+        final = self._entry_dir(key)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.parent / f".tmp-{uuid.uuid4().hex}"
+        try:
+            digests = {}
+            if object_dir is not None:
+                for path in sorted(p for p in Path(object_dir).rglob("*") if p.is_file()):
+                    name = path.relative_to(object_dir).as_posix()
+                    data = path.read_bytes()
+                    target = tmp / "files" / name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
+                    digests[name] = sha256_hex(data)
+            tmp.mkdir(parents=True, exist_ok=True)
+            entry = {
+                "format": FORMAT,
+                "identity": identity,
+                "inputs": inputs,
+                "outcome": outcome,
+                "files": digests,
+            }
+            entry["checksum"] = sha256_hex(canonical_json(entry))
+            (tmp / "entry.json").write_bytes(canonical_json(entry))
+            try:
+                os.rename(tmp, final)
+            except OSError:
+                if not final.is_dir():  # a concurrent build stored the same entry otherwise
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self._write_index(identity, inputs)
+
+    def _write_index(self, identity: str, inputs: dict[str, str]) -> None:
+        path = self._index_path(identity)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+        tmp.write_bytes(canonical_json({"inputs": sorted(inputs)}))
+        os.replace(tmp, path)

@@ -1,0 +1,380 @@
+"""The release manifests: Arrow schemas, row builders and deterministic Parquet writing.
+
+Every table has an Arrow schema here and a JSON Schema of one row in `schemas/<table>.schema.json`;
+`tests/test_release_schemas.py` keeps the two in sync. Rows are plain dicts of JSON-friendly
+values (lists, floats, strings), so they survive the result cache bit for bit.
+
+Frames: `joints.axis`, `joints.origin`, `joints.twist`, `joints.child_com` and
+`joints.child_inertia` are in the world frame of the release (the root link frame of the
+normalized object, at rest). `links.com` and `links.inertia` are in the link's own frame, as in
+the URDF. Inertia tensors are row-major 3x3 (9 numbers). Continuous joints have
+lower = -inf and upper = +inf.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from normalize.meshes import geometry_bounds
+from normalize.model import ArticulatedObject, Geometry
+
+TABLES = ("objects", "joints", "links", "rejects", "review")
+
+_VEC3 = pa.list_(pa.float64(), 3)
+_STRINGS = pa.list_(pa.string())
+
+
+def _f(name: str, type_: pa.DataType, nullable: bool = False) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable)
+
+
+OBJECTS = pa.schema(
+    [
+        _f("object_id", pa.string()),
+        _f("source", pa.string()),
+        _f("source_id", pa.string()),
+        _f("source_path", pa.string()),
+        _f("license", pa.string()),
+        _f("category", pa.string()),
+        _f("supercategory", pa.string()),
+        _f("category_method", pa.string()),
+        _f("category_confidence", pa.float64()),
+        _f("needs_review", pa.bool_()),
+        _f("n_links", pa.int32()),
+        _f("n_joints", pa.int32()),
+        _f("n_fixed", pa.int32()),
+        _f("n_revolute", pa.int32()),
+        _f("n_prismatic", pa.int32()),
+        _f("n_continuous", pa.int32()),
+        _f("n_helical", pa.int32()),
+        _f("n_mimic", pa.int32()),
+        _f("urdf_path", pa.string()),
+        _f("urdf_sha256", pa.string()),
+        _f("assets_sha256", pa.string()),
+        _f("n_files", pa.int32()),
+        _f("total_bytes", pa.int64()),
+        _f("bbox_min", _VEC3),
+        _f("bbox_max", _VEC3),
+        _f("scale", pa.float64()),
+        _f("mass", pa.float64()),
+        _f("status", pa.string()),
+        _f("warnings", _STRINGS),
+        _f("changes", _STRINGS),
+        _f("split", pa.string()),
+        _f("eval200", pa.bool_()),
+        _f("convention_version", pa.string()),
+    ]
+)
+
+JOINTS = pa.schema(
+    [
+        _f("object_id", pa.string()),
+        _f("joint_index", pa.int32()),
+        _f("joint_name", pa.string()),
+        _f("source_joint_name", pa.string()),
+        _f("type", pa.string()),
+        _f("parent", pa.string()),
+        _f("child", pa.string()),
+        _f("axis", _VEC3),
+        _f("origin", _VEC3),
+        _f("lower", pa.float64()),
+        _f("upper", pa.float64()),
+        _f("pitch", pa.float64()),
+        _f("twist", pa.list_(pa.float64(), 6)),
+        _f("child_mass", pa.float64()),
+        _f("child_com", _VEC3),
+        _f("child_inertia", pa.list_(pa.float64(), 9)),
+        _f("mimic_joint", pa.string(), nullable=True),
+        _f("mimic_multiplier", pa.float64(), nullable=True),
+        _f("mimic_offset", pa.float64(), nullable=True),
+    ]
+)
+
+LINKS = pa.schema(
+    [
+        _f("object_id", pa.string()),
+        _f("link_name", pa.string()),
+        _f("source_link_names", _STRINGS),
+        _f("mass", pa.float64(), nullable=True),
+        _f("com", _VEC3, nullable=True),
+        _f("inertia", pa.list_(pa.float64(), 9), nullable=True),
+        _f("inertia_method", pa.string(), nullable=True),
+        _f("n_meshes", pa.int32()),
+        _f("mesh_bytes", pa.int64()),
+    ]
+)
+
+REJECTS = pa.schema(
+    [
+        _f("source", pa.string()),
+        _f("source_id", pa.string()),
+        _f("source_path", pa.string()),
+        _f("object_id", pa.string()),
+        _f("stage", pa.string()),
+        _f("code", pa.string()),
+        _f("message", pa.string()),
+        _f("path", pa.string(), nullable=True),
+        _f("element", pa.string(), nullable=True),
+    ]
+)
+
+REVIEW = pa.schema(
+    [
+        _f("object_id", pa.string()),
+        _f("source", pa.string()),
+        _f("source_id", pa.string()),
+        _f("category", pa.string()),
+        _f("supercategory", pa.string()),
+        _f("method", pa.string()),
+        _f("confidence", pa.float64()),
+        _f("candidates", _STRINGS),
+        _f("evidence", _STRINGS),
+        _f("reason", pa.string()),
+    ]
+)
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "objects": OBJECTS,
+    "joints": JOINTS,
+    "links": LINKS,
+    "rejects": REJECTS,
+    "review": REVIEW,
+}
+
+# How each table's rows are ordered in the Parquet file (rows with equal keys keep their order).
+SORT_KEYS: dict[str, tuple[str, ...]] = {
+    "objects": ("object_id",),
+    "joints": ("object_id", "joint_index"),
+    "links": ("object_id", "link_name"),
+    "rejects": ("source", "source_id"),
+    "review": ("object_id",),
+}
+
+
+# --------------------------------------------------------------------------- hashing
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def folder_files(folder: Path) -> list[str]:
+    """Every regular file under `folder`, as sorted '/'-separated relative paths."""
+    folder = Path(folder)
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def digest_listing(entries: Iterable[tuple[str, str]]) -> str:
+    """sha256 over sorted `<sha256>  <path>` lines (the sha256sum format)."""
+    lines = "".join(f"{digest}  {name}\n" for name, digest in sorted(entries))
+    return sha256_bytes(lines.encode("utf-8"))
+
+
+# --------------------------------------------------------------------------- geometry
+def _mesh_path(g: Geometry, object_dir: Path) -> Path:
+    path = Path(g.filename)
+    return path if path.is_absolute() else object_dir / path
+
+
+def bounding_box(obj: ArticulatedObject, object_dir: Path) -> tuple[list[float], list[float]]:
+    """World-frame axis-aligned bounds of the object at rest, exact for every shape: visual
+    geometry, or collision geometry for links without visuals. An object without geometry has
+    the bounds of its link origins."""
+    poses = obj.link_poses()
+    corners = [pose[:3, 3] for pose in poses.values()]
+    geometric = []
+    for link in obj.links:
+        for g in link.visuals or link.collisions:
+            if g.kind == "mesh":
+                g = replace(g, filename=str(_mesh_path(g, object_dir)))
+            bounds = geometry_bounds(g, poses[link.name], root=object_dir)
+            if bounds is not None:
+                geometric.extend(bounds)
+    stacked = np.vstack(geometric or corners)
+    return stacked.min(axis=0).tolist(), stacked.max(axis=0).tolist()
+
+
+# --------------------------------------------------------------------------- row builders
+def _floats(values) -> list[float]:
+    return [float(v) for v in np.asarray(values, dtype=float).ravel()]
+
+
+def joint_rows(obj: ArticulatedObject, object_id: str) -> list[dict]:
+    """One row per joint (fixed ones included, in the object's joint order)."""
+    screws = obj.screws()
+    mass, com, inertia = obj.child_mass_moments()
+    rows = []
+    for i, joint in enumerate(obj.joints):
+        rows.append(
+            {
+                "object_id": object_id,
+                "joint_index": i,
+                "joint_name": joint.name,
+                "source_joint_name": joint.source_name,
+                "type": joint.type,
+                "parent": joint.parent,
+                "child": joint.child,
+                "axis": _floats(screws.axis[i]),
+                "origin": _floats(screws.point[i]),
+                "lower": float(joint.lower),
+                "upper": float(joint.upper),
+                "pitch": float(joint.pitch),
+                "twist": _floats(screws.twist[i]),
+                "child_mass": float(mass[i]),
+                "child_com": _floats(com[i]),
+                "child_inertia": _floats(inertia[i]),
+                "mimic_joint": joint.mimic.joint if joint.mimic else None,
+                "mimic_multiplier": float(joint.mimic.multiplier) if joint.mimic else None,
+                "mimic_offset": float(joint.mimic.offset) if joint.mimic else None,
+            }
+        )
+    return rows
+
+
+def link_rows(obj: ArticulatedObject, object_id: str, object_dir: Path) -> list[dict]:
+    """One row per link with its inertial (link frame) and the meshes it references."""
+    rows = []
+    for link in obj.links:
+        meshes = [g for g in (*link.visuals, *link.collisions) if g.kind == "mesh"]
+        files = {_mesh_path(g, object_dir) for g in meshes}
+        inertial = link.inertial
+        rows.append(
+            {
+                "object_id": object_id,
+                "link_name": link.name,
+                "source_link_names": list(link.source_names),
+                "mass": float(inertial.mass) if inertial else None,
+                "com": _floats(inertial.com) if inertial else None,
+                "inertia": _floats(inertial.inertia) if inertial else None,
+                "inertia_method": inertial.method if inertial else None,
+                "n_meshes": len(meshes),
+                "mesh_bytes": sum(p.stat().st_size for p in files if p.is_file()),
+            }
+        )
+    return rows
+
+
+def object_row(
+    obj: ArticulatedObject,
+    *,
+    object_id: str,
+    source: str,
+    source_id: str,
+    source_path: str,
+    license: str,
+    object_dir: Path,
+    urdf_path: str,
+    scale: float,
+    assignment: Mapping,
+    status: str,
+    warnings: list[str],
+    changes: list[str],
+    convention_version: str,
+) -> dict:
+    """The objects-table row of one accepted object. `urdf_path` is relative to the release
+    root; `object_dir` is where the object's files are now. `split` and `eval200` are filled in
+    when the release is assembled (eval200 depends on the whole release)."""
+    object_dir = Path(object_dir)
+    urdf_name = Path(urdf_path).name
+    digests = {name: sha256_file(object_dir / name) for name in folder_files(object_dir)}
+    assets = [(name, d) for name, d in digests.items() if name != urdf_name]
+    types = [j.type for j in obj.joints]
+    bbox_min, bbox_max = bounding_box(obj, object_dir)
+    return {
+        "object_id": object_id,
+        "source": source,
+        "source_id": source_id,
+        "source_path": source_path,
+        "license": license,
+        "category": assignment["category"],
+        "supercategory": assignment["supercategory"],
+        "category_method": assignment["method"],
+        "category_confidence": float(assignment["confidence"]),
+        "needs_review": bool(assignment["needs_review"]),
+        "n_links": len(obj.links),
+        "n_joints": sum(t != "fixed" for t in types),
+        "n_fixed": types.count("fixed"),
+        "n_revolute": types.count("revolute"),
+        "n_prismatic": types.count("prismatic"),
+        "n_continuous": types.count("continuous"),
+        "n_helical": types.count("helical"),
+        "n_mimic": sum(j.mimic is not None for j in obj.joints),
+        "urdf_path": urdf_path,
+        "urdf_sha256": digests[urdf_name],
+        "assets_sha256": digest_listing(assets),
+        "n_files": len(digests),
+        "total_bytes": sum((object_dir / name).stat().st_size for name in digests),
+        "bbox_min": bbox_min,
+        "bbox_max": bbox_max,
+        "scale": float(scale),
+        "mass": float(sum(link.inertial.mass for link in obj.links if link.inertial)),
+        "status": status,
+        "warnings": sorted(warnings),
+        "changes": list(changes),
+        "split": "",
+        "eval200": False,
+        "convention_version": convention_version,
+    }
+
+
+def reject_row(
+    *,
+    source: str,
+    source_id: str,
+    source_path: str,
+    object_id: str,
+    stage: str,
+    code: str,
+    message: str,
+    path: str | None = None,
+    element: str | None = None,
+) -> dict:
+    return {
+        "source": source,
+        "source_id": source_id,
+        "source_path": source_path,
+        "object_id": object_id,
+        "stage": stage,
+        "code": code,
+        "message": message,
+        "path": path,
+        "element": element,
+    }
+
+
+# --------------------------------------------------------------------------- tables
+def to_table(name: str, rows: list[dict]) -> pa.Table:
+    """Rows as an Arrow table of the table's schema, sorted by its sort key."""
+    keys = SORT_KEYS[name]
+    ordered = sorted(rows, key=lambda r: tuple(r[k] for k in keys))
+    schema = SCHEMAS[name]
+    columns = {f.name: [r[f.name] for r in ordered] for f in schema}
+    return pa.Table.from_pydict(columns, schema=schema)
+
+
+def write_table(table: pa.Table, path: Path) -> None:
+    """Write Parquet deterministically: the same rows give the same bytes (no timestamps are
+    written; compression and page settings are fixed)."""
+    pq.write_table(
+        table,
+        str(path),
+        compression="zstd",
+        compression_level=3,
+        use_dictionary=True,
+        write_statistics=True,
+        data_page_size=1 << 20,
+        row_group_size=1 << 20,
+    )

@@ -1,0 +1,125 @@
+"""Live build progress: objects done, accepted, rejected, rate and ETA, overall and per source.
+
+`BuildProgress` counts; when the output is a terminal it also draws a rich live table, otherwise
+it stays quiet (logs and CI output are not flooded). Safe to update from several threads.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SourceCounts:
+    discovered: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    cached: int = 0
+    discovery_done: bool = False
+
+    @property
+    def done(self) -> int:
+        return self.accepted + self.rejected
+
+
+@dataclass
+class BuildProgress:
+    """Counters of a running build; `live=None` draws only when stderr is a terminal."""
+
+    live: bool | None = None
+    sources: dict[str, SourceCounts] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self):
+        self._lock = threading.Lock()
+        self._display = None
+        if self.live is None:
+            self.live = sys.stderr.isatty()
+
+    # ------------------------------------------------------------------ updates
+    def discovered(self, source: str, n: int) -> None:
+        with self._lock:
+            counts = self.sources.setdefault(source, SourceCounts())
+            counts.discovered += n
+            counts.discovery_done = True
+        self._refresh()
+
+    def finished(self, source: str, accepted: int, rejected: int, cached: int = 0) -> None:
+        with self._lock:
+            counts = self.sources.setdefault(source, SourceCounts())
+            counts.accepted += accepted
+            counts.rejected += rejected
+            counts.cached += cached
+        self._refresh()
+
+    # ------------------------------------------------------------------ figures
+    def totals(self) -> SourceCounts:
+        with self._lock:
+            total = SourceCounts()
+            for c in self.sources.values():
+                total.discovered += c.discovered
+                total.accepted += c.accepted
+                total.rejected += c.rejected
+                total.cached += c.cached
+            return total
+
+    def rate(self) -> float:
+        """Objects finished per second since the start."""
+        elapsed = time.monotonic() - self.started
+        return self.totals().done / elapsed if elapsed > 0 else 0.0
+
+    def eta(self) -> float | None:
+        """Seconds left at the current rate (None until the rate is known)."""
+        total, rate = self.totals(), self.rate()
+        if rate <= 0:
+            return None
+        return max(total.discovered - total.done, 0) / rate
+
+    # ------------------------------------------------------------------ display
+    def __enter__(self) -> BuildProgress:
+        if self.live:
+            from rich.console import Console
+            from rich.live import Live
+
+            self._display = Live(
+                self._render(), console=Console(stderr=True), refresh_per_second=4, transient=False
+            )
+            self._display.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._display is not None:
+            self._display.update(self._render())
+            self._display.__exit__(*exc)
+            self._display = None
+
+    def _refresh(self) -> None:
+        if self._display is not None:
+            self._display.update(self._render())
+
+    def _render(self):
+        from rich.table import Table
+
+        def fmt_eta(seconds: float | None) -> str:
+            if seconds is None:
+                return "-"
+            minutes, secs = divmod(int(seconds), 60)
+            return f"{minutes}:{secs:02d}"
+
+        table = Table(title="arena build", expand=False)
+        for column in ("source", "done", "accepted", "rejected", "cached"):
+            table.add_column(column, justify="right" if column != "source" else "left")
+        with self._lock:
+            rows = sorted(self.sources.items())
+        for name, c in rows:
+            of = str(c.discovered) if c.discovery_done else "?"
+            table.add_row(name, f"{c.done}/{of}", str(c.accepted), str(c.rejected), str(c.cached))
+        total = self.totals()
+        table.caption = (
+            f"{total.done}/{total.discovered} objects, {self.rate():.1f} objects/s, "
+            f"ETA {fmt_eta(self.eta())}"
+        )
+        return table

@@ -1,0 +1,387 @@
+"""Assembling a release folder atomically: lock, staging folder, checksums, content hash,
+release.json, CHANGELOG.md and the dataset card.
+
+A build writes everything into a staging folder next to `--out` (`.<name>.build-<random>`) and
+renames it into place only when complete, so an interrupted or failed build leaves an earlier
+release at `--out` untouched. A lock file next to `--out` (`.<name>.lock`, held with `flock`,
+released by the kernel even when the process is killed) refuses a second concurrent build into
+the same folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import os
+import shutil
+import socket
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import yaml
+
+import schemas
+from flows.manifests import TABLES, digest_listing, sha256_file
+
+RELEASE_FORMAT = "articulate-arena-release/1"
+RELEASE_JSON = "release.json"
+CHECKSUMS = "checksums.sha256"
+
+
+class ReleaseError(RuntimeError):
+    """The release cannot be written (bad --out, bad --previous, a held lock...)."""
+
+
+class BuildLocked(ReleaseError):
+    """Another build holds the lock of this output folder."""
+
+
+# --------------------------------------------------------------------------- lock and staging
+def _sibling(out: Path, suffix: str) -> Path:
+    return out.parent / f".{out.name}.{suffix}"
+
+
+@contextlib.contextmanager
+def build_lock(out: Path) -> Iterator[None]:
+    """Hold the lock of output folder `out` for the duration of the block, or raise
+    `BuildLocked` naming the build that holds it."""
+    out = Path(out).absolute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = _sibling(out, "lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = Path(lock_path).read_text(errors="replace").strip() or "unknown process"
+        os.close(fd)
+        raise BuildLocked(
+            f"another build is already writing {out} ({holder}); wait for it to finish or "
+            "choose another --out"
+        ) from None
+    try:
+        os.ftruncate(fd, 0)
+        started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}, since {started}\n".encode())
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def check_out(out: Path) -> None:
+    """Refuse an --out that exists and is not a release (never replace someone's folder)."""
+    out = Path(out)
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise ReleaseError(f"--out {out} exists and is not a folder")
+    if any(out.iterdir()) and not (out / RELEASE_JSON).is_file():
+        raise ReleaseError(
+            f"--out {out} is a non-empty folder without {RELEASE_JSON}; refusing to replace "
+            "something that is not a release"
+        )
+
+
+def recover(out: Path) -> None:
+    """Clean up after builds that were killed (call while holding the lock): remove their
+    staging folders and finish or undo a replacement that was cut short."""
+    out = Path(out).absolute()
+    for stale in out.parent.glob(f".{out.name}.build-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    replaced = _sibling(out, "replaced")
+    if replaced.exists():
+        if out.exists():
+            shutil.rmtree(replaced, ignore_errors=True)
+        else:
+            os.rename(replaced, out)
+
+
+def new_staging(out: Path) -> Path:
+    """An empty staging folder next to `out` (same file system, so the final rename is atomic)."""
+    out = Path(out).absolute()
+    staging = _sibling(out, f"build-{uuid.uuid4().hex[:12]}")
+    staging.mkdir(parents=True)
+    return staging
+
+
+def publish(staging: Path, out: Path) -> None:
+    """Move the finished staging folder to `out`, replacing an earlier release there."""
+    out = Path(out).absolute()
+    if out.exists():
+        replaced = _sibling(out, "replaced")
+        os.rename(out, replaced)
+        os.rename(staging, out)
+        shutil.rmtree(replaced, ignore_errors=True)
+    else:
+        os.rename(staging, out)
+
+
+# --------------------------------------------------------------------------- checksums
+def write_checksums(root: Path, known: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Write `checksums.sha256` (sha256sum format, sorted) for every file under `root` but
+    itself. `known` gives digests already computed (relative path -> sha256); the other files
+    are hashed. Returns the full mapping."""
+    known = dict(known or {})
+    digests = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        name = path.relative_to(root).as_posix()
+        if name == CHECKSUMS:
+            continue
+        digests[name] = known.get(name) or sha256_file(path)
+    text = "".join(f"{d}  {name}\n" for name, d in sorted(digests.items()))
+    (root / CHECKSUMS).write_text(text, encoding="utf-8")
+    return digests
+
+
+def content_hash(digests: Mapping[str, str]) -> str:
+    """sha256 over the manifests and the object files (not release.json, the card, plots or
+    the changelog, so it depends on content only, never on when the release was built)."""
+    return digest_listing(
+        (name, d)
+        for name, d in digests.items()
+        if name.startswith("objects/") or name.startswith("manifest/")
+    )
+
+
+def verify_checksums(root: Path) -> list[str]:
+    """Files whose content does not match `checksums.sha256` (empty when the release is intact)."""
+    bad = []
+    for line in (root / CHECKSUMS).read_text(encoding="utf-8").splitlines():
+        digest, name = line.split("  ", 1)
+        path = root / name
+        if not path.is_file() or sha256_file(path) != digest:
+            bad.append(name)
+    return bad
+
+
+# --------------------------------------------------------------------------- release.json
+def default_version(today: dt.date | None = None) -> str:
+    """Date-based version, e.g. 2026.08.05."""
+    return (today or dt.datetime.now(dt.timezone.utc).date()).strftime("%Y.%m.%d")
+
+
+def read_release(folder: Path) -> dict:
+    """release.json of an existing release, validated; `ReleaseError` if it is not a release."""
+    path = Path(folder) / RELEASE_JSON
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ReleaseError(f"{folder} is not a release: cannot read {path}: {exc}") from exc
+    try:
+        schemas.validate(data, "release", source=str(path))
+    except schemas.SchemaValidationError as exc:
+        raise ReleaseError(str(exc)) from exc
+    return data
+
+
+def write_release_json(root: Path, info: dict) -> dict:
+    """Validate `info` against schemas/release.schema.json and write it (created_at set now)."""
+    info = {**info, "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    schemas.validate(info, "release", source=RELEASE_JSON)
+    (root / RELEASE_JSON).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return info
+
+
+# --------------------------------------------------------------------------- changelog
+@dataclass
+class Changes:
+    added: list[str]
+    removed: list[str]
+    modified: list[str]
+    recategorized: list[tuple[str, str, str]]  # object_id, old category, new category
+
+
+def _object_index(objects: list[dict]) -> dict[str, dict]:
+    return {o["object_id"]: o for o in objects}
+
+
+def _category(row: dict) -> str:
+    return f"{row['supercategory']}/{row['category']}"
+
+
+def compare(previous: list[dict], current: list[dict]) -> Changes:
+    """Objects added, removed, modified by content (URDF or assets) and re-categorized."""
+    old, new = _object_index(previous), _object_index(current)
+    both = sorted(set(old) & set(new))
+    return Changes(
+        added=sorted(set(new) - set(old)),
+        removed=sorted(set(old) - set(new)),
+        modified=[
+            i
+            for i in both
+            if (old[i]["urdf_sha256"], old[i]["assets_sha256"])
+            != (new[i]["urdf_sha256"], new[i]["assets_sha256"])
+        ],
+        recategorized=[
+            (i, _category(old[i]), _category(new[i]))
+            for i in both
+            if _category(old[i]) != _category(new[i])
+        ],
+    )
+
+
+def read_objects(folder: Path) -> list[dict]:
+    """The objects manifest of a release as a list of rows."""
+    path = Path(folder) / "manifest" / "objects.parquet"
+    try:
+        return pq.read_table(str(path)).to_pylist()
+    except OSError as exc:
+        raise ReleaseError(f"{folder} is not a release: cannot read {path}: {exc}") from exc
+
+
+def changelog_markdown(
+    version: str, current: list[dict], previous: list[dict] | None, previous_version: str | None
+) -> str:
+    """CHANGELOG.md text: counts and the object ids in each group (no dates)."""
+    lines = ["# Changelog", ""]
+    if previous is None:
+        lines += [
+            f"## {version}",
+            "",
+            f"First release: {len(current)} objects. No earlier release was given (--previous), "
+            "so nothing is compared.",
+            "",
+        ]
+        return "\n".join(lines)
+    ch = compare(previous, current)
+    new_by_id = _object_index(current)
+    lines += [
+        f"## {version} (against {previous_version})",
+        "",
+        f"- added: {len(ch.added)}",
+        f"- removed: {len(ch.removed)}",
+        f"- modified (URDF or asset content changed): {len(ch.modified)}",
+        f"- re-categorized: {len(ch.recategorized)}",
+        "",
+    ]
+    groups = [
+        ("Added", [f"`{i}` ({new_by_id[i]['category']})" for i in ch.added]),
+        ("Removed", [f"`{i}`" for i in ch.removed]),
+        ("Modified", [f"`{i}`" for i in ch.modified]),
+        ("Re-categorized", [f"`{i}`: {a} -> {b}" for i, a, b in ch.recategorized]),
+    ]
+    for title, items in groups:
+        if items:
+            lines += [f"### {title} ({len(items)})", "", *[f"- {item}" for item in items], ""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- dataset card
+def size_category(n: int) -> str:
+    """Hugging Face size category of a dataset of n objects."""
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")]
+    return next((label for bound, label in bounds if n < bound), "100K<n<1M")
+
+
+def _table(header: list[str], rows: list[list]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def card_markdown(info: dict, objects: list[dict], rejects: list[dict], plots_md: str) -> str:
+    """README.md of the release: YAML front matter for dataset hubs, then counts per source,
+    supercategory and joint type, the verification summary and the plots."""
+    licenses = {s["name"]: s["license"] for s in info["sources"]}
+    front = {
+        "pretty_name": "ArticulateArena articulated objects",
+        "license": "other",
+        "license_name": "per-source",
+        "source_licenses": licenses,
+        "size_categories": [size_category(len(objects))],
+        "tags": ["articulated-objects", "urdf", "robotics", "kinematics"],
+        "configs": [{"config_name": t, "data_files": f"manifest/{t}.parquet"} for t in TABLES],
+    }
+    counts = info["counts"]
+    by_super = counts["by_supercategory"]
+    lines = [
+        "---",
+        yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip(),
+        "---",
+        "",
+        f"# ArticulateArena release {info['version']}",
+        "",
+        f"{counts['accepted']} articulated objects ({counts['moving_joints']} moving joints) from "
+        f"{len(info['sources'])} sources; {counts['rejected']} candidates were refused and are "
+        "listed with their reasons in `manifest/rejects.parquet`. Every object is a URDF under "
+        "`objects/<object_id>/` following convention "
+        f"{info['convention_version']}; taxonomy {info['taxonomy_version']}. Each source keeps its "
+        "own license (see `source_licenses` above and the table below).",
+        "",
+        "Load the manifests with any Parquet reader, e.g. "
+        '`pandas.read_parquet("manifest/objects.parquet")`, or in DuckDB '
+        "`SELECT * FROM 'manifest/joints.parquet'`.",
+        "",
+        "## Sources",
+        "",
+        *_table(
+            ["source", "format", "license", "discovered", "accepted", "rejected"],
+            [
+                [s[k] for k in ("name", "format", "license", "discovered", "accepted", "rejected")]
+                for s in info["sources"]
+            ],
+        ),
+        "",
+        "## Supercategories",
+        "",
+        *_table(
+            ["supercategory", "objects", "categories"],
+            [
+                [sc, n, len({o["category"] for o in objects if o["supercategory"] == sc})]
+                for sc, n in sorted(by_super.items(), key=lambda kv: (-kv[1], kv[0]))
+            ],
+        ),
+        "",
+        "## Joint types",
+        "",
+        *_table(["type", "joints"], sorted(counts["by_joint_type"].items())),
+        "",
+        "## Verification",
+        "",
+    ]
+    if not info["verification_available"]:
+        lines += [
+            "**The verify stage was not available when this release was built: objects were "
+            "accepted without verification and carry the warning `verify.unavailable`.**",
+            "",
+        ]
+    warnings = Counter(w for o in objects for w in o["warnings"])
+    codes = Counter(r["code"] for r in rejects)
+    lines += [
+        *_table(["status", "objects"], sorted(counts["by_status"].items())),
+        "",
+        *_table(["refused at stage", "candidates"], sorted(counts["rejects_by_stage"].items())),
+        "",
+    ]
+    if warnings:
+        lines += ["Most frequent warnings:", ""]
+        lines += _table(["check", "objects"], warnings.most_common(10)) + [""]
+    if codes:
+        lines += ["Most frequent reasons for refusal:", ""]
+        lines += _table(["code", "candidates"], codes.most_common(10)) + [""]
+    lines += [
+        "## Splits and evaluation set",
+        "",
+        "`split` is a stable hash of `object_id` (80/10/10), so an object keeps its split across "
+        f"releases. `eval200` marks {counts['eval200']} objects covering every supercategory and "
+        "as many categories as possible.",
+        "",
+        *_table(["split", "objects"], sorted(counts["by_split"].items())),
+        "",
+    ]
+    if plots_md.strip():
+        lines += ["## Statistics", "", plots_md.strip(), ""]
+    lines += [
+        "## Integrity",
+        "",
+        f"`checksums.sha256` lists every file; `release.json` holds `content_hash` "
+        f"({info['content_hash']}), a hash over the manifests and object files only.",
+        "",
+    ]
+    return "\n".join(lines)

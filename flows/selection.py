@@ -1,0 +1,100 @@
+"""Which objects go where: the train/val/test split and the `eval200` evaluation set.
+
+Both depend only on object ids and categories, never on build order or time, so two builds of
+the same inputs select the same objects, and an object keeps its split from release to release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+SPLIT_FRACTIONS = (("train", 0.8), ("val", 0.1), ("test", 0.1))
+EVAL_SIZE = 200
+
+
+def stable_fraction(text: str) -> float:
+    """A number in [0, 1) fixed by `text` (the first 8 bytes of its sha256)."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def split_of(object_id: str) -> str:
+    """ "train", "val" or "test" (80/10/10) by a stable hash of the object id."""
+    x = stable_fraction("split:" + object_id)
+    bound = 0.0
+    for name, fraction in SPLIT_FRACTIONS:
+        bound += fraction
+        if x < bound:
+            return name
+    return SPLIT_FRACTIONS[-1][0]
+
+
+@dataclass(frozen=True)
+class EvalCandidate:
+    """What eval200 needs to know about one accepted object."""
+
+    object_id: str
+    category: str
+    supercategory: str
+    status: str = "pass"
+    n_joints: int = 1
+
+
+def select_eval(objects: Sequence[EvalCandidate], size: int = EVAL_SIZE) -> set[str]:
+    """A deterministic evaluation set of `size` objects (all of them when there are fewer).
+
+    Picks, in this order: one object of every supercategory; one object of every category not
+    yet covered (supercategories taken in turn, so that when slots run out the covered categories
+    are spread across supercategories); then the rest in turns over supercategories. Within a
+    group, objects with moving joints and status "pass" come first, then a stable hash of the
+    object id decides, so adding an unrelated object rarely changes the selection.
+    """
+    if len(objects) <= size:
+        return {o.object_id for o in objects}
+
+    def rank(o: EvalCandidate) -> tuple:
+        return (o.n_joints == 0, o.status != "pass", stable_fraction("eval:" + o.object_id))
+
+    ordered = sorted(objects, key=rank)
+    supercategories = sorted({o.supercategory for o in ordered})
+    chosen: list[str] = []
+    taken: set[str] = set()
+
+    def take(o: EvalCandidate) -> None:
+        chosen.append(o.object_id)
+        taken.add(o.object_id)
+
+    # 1. one object per supercategory (its best-ranked one)
+    for sc in supercategories:
+        if len(chosen) < size:
+            take(next(o for o in ordered if o.supercategory == sc))
+
+    # 2. one object per uncovered category, supercategories in turn
+    covered = {o.category for o in ordered if o.object_id in taken}
+    pending = {
+        sc: deque(o for o in ordered if o.supercategory == sc and o.category not in covered)
+        for sc in supercategories
+    }
+    while len(chosen) < size and any(pending.values()):
+        for sc in supercategories:
+            queue = pending[sc]
+            while queue and queue[0].category in covered:
+                queue.popleft()
+            if queue and len(chosen) < size:
+                o = queue.popleft()
+                take(o)
+                covered.add(o.category)
+
+    # 3. fill the remaining slots in turns over supercategories
+    remaining = {sc: deque(o for o in ordered if o.supercategory == sc) for sc in supercategories}
+    while len(chosen) < size:
+        for sc in supercategories:
+            queue = remaining[sc]
+            while queue and queue[0].object_id in taken:
+                queue.popleft()
+            if queue and len(chosen) < size:
+                take(queue.popleft())
+    return taken

@@ -1,0 +1,183 @@
+"""Atomic release assembly: lock, staging and publish, checksums, changelog and dataset card."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+from flows import release
+from flows.release import (
+    BuildLocked,
+    ReleaseError,
+    build_lock,
+    changelog_markdown,
+    check_out,
+    compare,
+    content_hash,
+    publish,
+    recover,
+    verify_checksums,
+    write_checksums,
+)
+
+
+def test_second_lock_on_the_same_out_refuses(tmp_path):
+    out = tmp_path / "rel"
+    with build_lock(out):
+        with pytest.raises(BuildLocked, match="already writing") as info, build_lock(out):
+            pass
+        assert "pid" in str(info.value)
+        with build_lock(tmp_path / "other"):  # another output is fine
+            pass
+    with build_lock(out):  # released after the block
+        pass
+
+
+def test_lock_held_by_another_process_and_released_when_it_dies(tmp_path):
+    out = tmp_path / "rel"
+    code = textwrap.dedent(
+        f"""
+        import sys, time
+        from flows.release import build_lock
+        with build_lock({str(out)!r}):
+            print("locked", flush=True)
+            time.sleep(60)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "locked"
+        with pytest.raises(BuildLocked, match=f"pid {proc.pid}"), build_lock(out):
+            pass
+    finally:
+        proc.kill()
+        proc.wait()
+    with build_lock(out):  # the kernel released the dead process's lock
+        pass
+
+
+def test_publish_replaces_an_earlier_release_and_recover_cleans_up(tmp_path):
+    out = tmp_path / "rel"
+    first = release.new_staging(out)
+    (first / "release.json").write_text("{}")
+    (first / "a.txt").write_text("one")
+    publish(first, out)
+    assert (out / "a.txt").read_text() == "one" and not first.exists()
+    second = release.new_staging(out)
+    (second / "release.json").write_text("{}")
+    (second / "a.txt").write_text("two")
+    publish(second, out)
+    assert (out / "a.txt").read_text() == "two"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rel"], "no staging or old folder left"
+    # a build killed after moving the old release aside but before moving the new one in
+    stale = release.new_staging(out)
+    (stale / "half").write_text("x")
+    out.rename(tmp_path / ".rel.replaced")
+    assert not out.exists()
+    recover(out)
+    assert (out / "a.txt").read_text() == "two", "the earlier release is put back"
+    assert not stale.exists(), "staging folders of dead builds are removed"
+
+
+def test_check_out_refuses_a_folder_that_is_not_a_release(tmp_path):
+    check_out(tmp_path / "new")
+    (tmp_path / "empty").mkdir()
+    check_out(tmp_path / "empty")
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "thesis.tex").write_text("precious")
+    with pytest.raises(ReleaseError, match="not a release"):
+        check_out(tmp_path / "home")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ReleaseError, match="not a folder"):
+        check_out(tmp_path / "file")
+
+
+def test_checksums_and_content_hash(tmp_path):
+    root = tmp_path / "r"
+    (root / "manifest").mkdir(parents=True)
+    (root / "objects" / "a").mkdir(parents=True)
+    (root / "manifest" / "objects.parquet").write_bytes(b"pq")
+    (root / "objects" / "a" / "object.urdf").write_text("<robot/>")
+    (root / "release.json").write_text('{"created_at": "now"}')
+    digests = write_checksums(root)
+    assert set(digests) == {"manifest/objects.parquet", "objects/a/object.urdf", "release.json"}
+    assert verify_checksums(root) == []
+    h = content_hash(digests)
+    (root / "release.json").write_text('{"created_at": "later"}')
+    assert content_hash(write_checksums(root)) == h, "release.json is not content"
+    (root / "objects" / "a" / "object.urdf").write_text("<robot name='b'/>")
+    assert verify_checksums(root) == ["objects/a/object.urdf"]
+    assert content_hash(write_checksums(root)) != h
+
+
+def obj(i, cat="door", sc="Architectural Fixtures", urdf="u", assets="a"):
+    return {
+        "object_id": i,
+        "category": cat,
+        "supercategory": sc,
+        "urdf_sha256": urdf,
+        "assets_sha256": assets,
+    }
+
+
+def test_changelog_groups():
+    old = [obj("a"), obj("b"), obj("c"), obj("d")]
+    new = [obj("a"), obj("b", assets="a2"), obj("c", cat="window"), obj("e", cat="oven")]
+    ch = compare(old, new)
+    assert ch.added == ["e"] and ch.removed == ["d"] and ch.modified == ["b"]
+    assert ch.recategorized == [
+        ("c", "Architectural Fixtures/door", "Architectural Fixtures/window")
+    ]
+    text = changelog_markdown("2.0", new, old, "1.0")
+    assert "## 2.0 (against 1.0)" in text and "- added: 1" in text
+    assert "`e` (oven)" in text and "### Re-categorized (1)" in text
+    first = changelog_markdown("1.0", old, None, None)
+    assert "First release: 4 objects" in first
+
+
+def test_card_front_matter(tmp_path):
+    info = {
+        "version": "1.0",
+        "convention_version": "1",
+        "taxonomy_version": "1",
+        "verification_available": True,
+        "content_hash": "0" * 64,
+        "sources": [
+            {
+                "name": "a",
+                "format": "urdf",
+                "license": "MIT",
+                "discovered": 2,
+                "accepted": 1,
+                "rejected": 1,
+            },
+        ],
+        "counts": {
+            "accepted": 1,
+            "rejected": 1,
+            "moving_joints": 2,
+            "eval200": 1,
+            "by_supercategory": {"Tools": 1},
+            "by_joint_type": {"revolute": 2},
+            "by_status": {"pass": 1},
+            "by_split": {"train": 1},
+            "rejects_by_stage": {"parse": 1},
+        },
+    }
+    objects = [{"category": "scissors", "supercategory": "Tools", "warnings": []}]
+    rejects = [{"code": "xml.malformed"}]
+    text = release.card_markdown(info, objects, rejects, "![joints](plots/joints.png)")
+    assert text.startswith("---\n")
+    front = yaml.safe_load(text.split("---\n")[1])
+    assert front["source_licenses"] == {"a": "MIT"}
+    assert front["size_categories"] == ["n<1K"]
+    assert {c["data_files"] for c in front["configs"]} == {
+        f"manifest/{t}.parquet" for t in ("objects", "joints", "links", "rejects", "review")
+    }
+    assert "| Tools | 1 | 1 |" in text and "xml.malformed" in text
+    assert "plots/joints.png" in text
+    assert release.size_category(25_000) == "10K<n<100K"

@@ -1,0 +1,247 @@
+"""Row builders and deterministic Parquet writing of the release manifests (no Prefect)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import trimesh
+
+import schemas
+from flows.manifests import (
+    SCHEMAS,
+    bounding_box,
+    joint_rows,
+    link_rows,
+    object_row,
+    reject_row,
+    to_table,
+    write_table,
+)
+from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic
+
+
+def pose(xyz=(0, 0, 0)):
+    t = np.eye(4)
+    t[:3, 3] = xyz
+    return t
+
+
+def inertial(mass=1.0):
+    return Inertial(mass, np.zeros(3), np.eye(3) * 0.01, method="source")
+
+
+@pytest.fixture()
+def cabinet(tmp_path):
+    """A cabinet with a door (revolute), a drawer with an OBJ mesh (prismatic), a wheel
+    (continuous) and a cap (helical) mimicking the wheel, written as an object folder."""
+    folder = tmp_path / "obj"
+    (folder / "meshes").mkdir(parents=True)
+    trimesh.creation.box(extents=(0.4, 0.5, 0.1)).export(folder / "meshes" / "drawer.obj")
+    (folder / "object.urdf").write_text("<robot name='cabinet'/>\n")
+    links = [
+        Link("body", visuals=(Geometry("box", size=(1.0, 0.6, 2.0)),), inertial=inertial(10)),
+        Link(
+            "door",
+            visuals=(Geometry("box", origin=pose((0.25, 0, 0)), size=(0.5, 0.02, 1.0)),),
+            inertial=inertial(2),
+        ),
+        Link(
+            "drawer",
+            visuals=(Geometry("mesh", filename="meshes/drawer.obj"),),
+            inertial=inertial(1),
+            source_names=("drawer", "drawer_handle"),
+        ),
+        Link("wheel", collisions=(Geometry("cylinder", size=(0.05, 0.02)),), inertial=inertial()),
+        Link("cap"),
+    ]
+    joints = [
+        Joint(
+            "door_hinge",
+            "revolute",
+            "body",
+            "door",
+            origin=pose((0.5, 0.3, 0)),
+            axis=np.array([0, 0, 1.0]),
+            lower=0.0,
+            upper=1.5,
+            source_name="joint_0",
+        ),
+        Joint(
+            "drawer_slide",
+            "prismatic",
+            "body",
+            "drawer",
+            origin=pose((0, 0, 0.5)),
+            axis=np.array([0, 1.0, 0]),
+            lower=0.0,
+            upper=0.4,
+        ),
+        Joint(
+            "wheel_spin",
+            "continuous",
+            "body",
+            "wheel",
+            origin=pose((0, 0, -1.0)),
+            axis=np.array([1.0, 0, 0]),
+            lower=-math.inf,
+            upper=math.inf,
+        ),
+        Joint(
+            "cap_screw",
+            "helical",
+            "body",
+            "cap",
+            origin=pose((0, 0, 1.1)),
+            axis=np.array([0, 0, 1.0]),
+            lower=0.0,
+            upper=6.0,
+            pitch=0.002,
+            mimic=Mimic("wheel_spin", 0.5, 0.0),
+        ),
+    ]
+    return ArticulatedObject("cabinet", links, joints), folder
+
+
+ASSIGNMENT = {
+    "category": "cabinet",
+    "supercategory": "Storage Furniture",
+    "method": "source_label",
+    "confidence": 0.9,
+    "needs_review": False,
+}
+
+
+def make_object_row(obj, folder, **overrides):
+    kwargs = dict(
+        object_id="lib__cab1",
+        source="lib",
+        source_id="cab1",
+        source_path="cab1.urdf",
+        license="MIT",
+        object_dir=folder,
+        urdf_path="objects/lib__cab1/object.urdf",
+        scale=1.0,
+        assignment=ASSIGNMENT,
+        status="warn",
+        warnings=["mass.light", "inertia.recomputed"],
+        changes=["axis.normalized"],
+        convention_version="1.0",
+    )
+    kwargs.update(overrides)
+    return object_row(obj, **kwargs)
+
+
+def test_object_row_counts_hashes_and_bounds(cabinet):
+    obj, folder = cabinet
+    row = make_object_row(obj, folder)
+    schemas.validate({**row, "split": "train"}, "objects")
+    assert (row["n_links"], row["n_joints"], row["n_fixed"]) == (5, 4, 0)
+    assert (row["n_revolute"], row["n_prismatic"], row["n_continuous"], row["n_helical"]) == (
+        1,
+        1,
+        1,
+        1,
+    )
+    assert row["n_mimic"] == 1
+    assert row["n_files"] == 2
+    assert row["warnings"] == ["inertia.recomputed", "mass.light"], "sorted"
+    # the body box spans z in [-1, 1]; the wheel cylinder (axis z, length 0.02) sits at z = -1
+    assert row["bbox_min"][2] == pytest.approx(-1.01)
+    assert row["bbox_max"][2] == pytest.approx(1.0)  # the cap has no geometry: not counted
+    assert row["bbox_max"][0] == pytest.approx(1.0)  # the open door reaches x = 0.5 + 0.5
+    assert row["mass"] == pytest.approx(14.0)
+    # the assets hash changes with a mesh, the URDF hash does not
+    before = (row["urdf_sha256"], row["assets_sha256"])
+    trimesh.creation.box(extents=(3.0, 0.5, 0.1)).export(folder / "meshes" / "drawer.obj")
+    after = make_object_row(obj, folder)
+    assert after["urdf_sha256"] == before[0]
+    assert after["assets_sha256"] != before[1]
+    assert after["bbox_max"][0] == pytest.approx(1.5), "mesh vertices count exactly"
+
+
+def test_joint_rows_are_world_frame_screws(cabinet):
+    obj, _ = cabinet
+    rows = {r["joint_name"]: r for r in joint_rows(obj, "lib__cab1")}
+    for row in rows.values():
+        schemas.validate(row, "joints")
+    door = rows["door_hinge"]
+    assert door["source_joint_name"] == "joint_0"
+    assert door["origin"] == [0.5, 0.3, 0.0]
+    # revolute twist (a, o x a)
+    assert door["twist"] == pytest.approx([0, 0, 1, 0.3, -0.5, 0])
+    assert rows["drawer_slide"]["twist"] == pytest.approx([0, 0, 0, 0, 1, 0])
+    assert rows["wheel_spin"]["lower"] == -math.inf and rows["wheel_spin"]["upper"] == math.inf
+    cap = rows["cap_screw"]
+    assert cap["twist"][5] == pytest.approx(0.002)
+    assert (cap["mimic_joint"], cap["mimic_multiplier"]) == ("wheel_spin", 0.5)
+    assert door["child_mass"] == 2.0 and door["child_com"] == pytest.approx([0.5, 0.3, 0])
+    assert len(door["child_inertia"]) == 9
+
+
+def test_link_rows(cabinet):
+    obj, folder = cabinet
+    rows = {r["link_name"]: r for r in link_rows(obj, "lib__cab1", folder)}
+    for row in rows.values():
+        schemas.validate(row, "links")
+    assert rows["drawer"]["source_link_names"] == ["drawer", "drawer_handle"]
+    assert rows["drawer"]["n_meshes"] == 1
+    assert rows["drawer"]["mesh_bytes"] == (folder / "meshes" / "drawer.obj").stat().st_size
+    assert rows["cap"]["mass"] is None and rows["cap"]["inertia_method"] is None
+
+
+def test_tables_are_sorted_and_parquet_is_byte_identical(cabinet, tmp_path):
+    obj, folder = cabinet
+    rows = joint_rows(obj, "lib__b") + joint_rows(obj, "lib__a")
+    table = to_table("joints", rows)
+    assert table.schema == SCHEMAS["joints"]
+    assert table.column("object_id").to_pylist()[:4] == ["lib__a"] * 4
+    assert table.column("joint_index").to_pylist()[:4] == [0, 1, 2, 3]
+    write_table(table, tmp_path / "a.parquet")
+    write_table(to_table("joints", list(reversed(rows))), tmp_path / "b.parquet")
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+    back = pq.read_table(tmp_path / "a.parquet")
+    assert back.schema.equals(SCHEMAS["joints"])
+    assert back.column("upper").to_pylist()[2] == math.inf
+    metadata = pq.read_metadata(tmp_path / "a.parquet")
+    assert b"pandas" not in (metadata.metadata or {}), "no pandas metadata"
+
+
+def test_reject_row_and_empty_tables(tmp_path):
+    row = reject_row(
+        source="lib",
+        source_id="x",
+        source_path="x.urdf",
+        object_id="lib__x",
+        stage="parse",
+        code="xml.malformed",
+        message="unclosed tag",
+    )
+    schemas.validate(row, "rejects")
+    for name in SCHEMAS:
+        table = to_table(name, [])
+        write_table(table, tmp_path / f"{name}.parquet")
+        assert pq.read_table(tmp_path / f"{name}.parquet").num_rows == 0
+
+
+def test_bounding_box_of_an_object_without_geometry():
+    obj = ArticulatedObject(
+        "bare",
+        [Link("a"), Link("b")],
+        [
+            Joint(
+                "j",
+                "prismatic",
+                "a",
+                "b",
+                origin=pose((0, 2, 0)),
+                axis=np.array([1.0, 0, 0]),
+                lower=0,
+                upper=1,
+            )
+        ],
+    )
+    lo, hi = bounding_box(obj, None)
+    assert lo == [0, 0, 0] and hi == [0, 2, 0]
