@@ -1,0 +1,124 @@
+"""Turn one object plan into the files of its folder and its ground-truth sidecar."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from flows.samples.design import Design
+from flows.samples.frames import pose, rot_z
+from flows.samples.kinds import Sampler, build_design
+from flows.samples.mjcf import write_mjcf
+from flows.samples.partnet import write_partnet
+from flows.samples.plan import SOURCES, ObjectPlan
+from flows.samples.sdf import write_sdf
+from flows.samples.truth import truth_json, truth_record
+from flows.samples.urdf import partnet_frame_correction, write_urdf
+from flows.samples.written import Quirks
+
+# Design (z up) to a y-up file frame: x stays, z becomes y, y becomes -z.
+Y_UP = pose(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]]))
+
+
+# The 24 proper rotations that map coordinate axes onto coordinate axes.
+def _axis_rotations() -> list[np.ndarray]:
+    out = []
+    for perm in itertools.permutations(range(3)):
+        for signs in itertools.product((1.0, -1.0), repeat=3):
+            matrix = np.eye(3)[list(perm)] * np.array(signs)[:, None]
+            if np.linalg.det(matrix) > 0:
+                out.append(matrix)
+    return out
+
+
+AXIS_ROTATIONS = _axis_rotations()
+
+PARTNET_ANNO_BASE = 900000  # anno_id of object i is PARTNET_ANNO_BASE + i
+
+
+@dataclass
+class GeneratedObject:
+    plan: ObjectPlan
+    files: dict[str, str]  # relative to the object folder, truth.json included
+    upper_first: bool  # needs the limits.reversed allowance
+
+
+def _rotate_joint_frames(design: Design, s: Sampler) -> Design:
+    joints = []
+    for joint in design.joints:
+        frame = joint.frame.copy()
+        frame[:3, :3] = s.pick(AXIS_ROTATIONS)
+        joints.append(replace(joint, frame=frame))
+    return replace(design, joints=joints)
+
+
+def _placement(s: Sampler) -> np.ndarray:
+    yaw = s.u(-math.pi, math.pi, 4)
+    return pose(rot_z(yaw), (s.u(-0.5, 0.5), s.u(-0.5, 0.5), s.u(0.0, 0.3)))
+
+
+def _pick_joints(design: Design, count: int, s: Sampler, types: tuple[str, ...]) -> frozenset:
+    eligible = [j.name for j in design.joints if j.type in types]
+    if not count or not eligible:
+        return frozenset()
+    chosen = s.rng.choice(len(eligible), size=min(count, len(eligible)), replace=False)
+    return frozenset(eligible[int(k)] for k in chosen)
+
+
+def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
+    """Build, write and describe one object (pure: no file access)."""
+    s = Sampler(plan.rng(seed))
+    design = build_design(plan.kind, plan.name, s, plan.demo, plan.helpers)
+    if plan.rotated_frames:
+        design = _rotate_joint_frames(design, s)
+    if plan.placement:
+        design = design.transformed(_placement(s))
+    moving = ("revolute", "prismatic", "continuous")
+    quirks = Quirks(
+        non_unit_axis=_pick_joints(design, plan.non_unit_axis, s, moving),
+        upper_first=_pick_joints(design, plan.upper_first, s, ("revolute", "prismatic")),
+        turn_first=plan.turn_first,
+        angle_degree=plan.angle_degree,
+        body_fragment=plan.body_fragment,
+        relative_to=plan.relative_to,
+        deprecated_pitch=plan.deprecated_pitch,
+    )
+    fmt, up_axis = SOURCES[plan.source]
+    labels = []
+    has_helical = any(j.type == "helical" for j in design.joints)
+    if fmt == "partnet_mobility":
+        written = write_partnet(design, quirks, PARTNET_ANNO_BASE + plan.index)
+        in_file = design.transformed(partnet_frame_correction())
+        labels.append("partnet_base_rpy")
+    elif fmt == "urdf":
+        in_file = design.transformed(Y_UP) if up_axis == "y" else design
+        written = write_urdf(in_file, quirks)
+    elif fmt == "mjcf":
+        written, in_file = write_mjcf(design, quirks), design
+        labels.append("include_fragment")
+    else:
+        written, in_file = write_sdf(design, quirks), design
+    if fmt in ("partnet_mobility", "urdf") and has_helical:
+        labels.append("mimic_helical_pair")
+    if fmt == "sdf" and has_helical:
+        labels.append("screw_thread_pitch")
+    flags = {
+        "helper_links": any(j.type == "fixed" for j in design.joints),
+        "placement_offset": plan.placement,
+        "rotated_joint_frames": plan.rotated_frames,
+        "non_unit_axis": bool(quirks.non_unit_axis),
+        "limits_upper_first": bool(quirks.upper_first),
+        "y_up": up_axis == "y",
+        "continuous_first_pair": quirks.turn_first and has_helical and fmt != "sdf",
+        "angle_degree": quirks.angle_degree,
+        "body_fragment": quirks.body_fragment and "parts/sliding.xml" in written.files,
+        "relative_to": quirks.relative_to and any(j.type == "fixed" for j in design.joints),
+        "deprecated_thread_pitch": quirks.deprecated_pitch and has_helical,
+    }
+    labels += [label for label, on in flags.items() if on]
+    record = truth_record(in_file, fmt, written.entry, written.joint_names, labels)
+    files = {**written.files, "truth.json": truth_json(record)}
+    return GeneratedObject(plan, files, bool(quirks.upper_first))

@@ -1,0 +1,50 @@
+"""What a format writer hands back: the files of one object folder and how it named the joints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from flows.samples.meshes import obj_text
+
+
+@dataclass(frozen=True)
+class Quirks:
+    """Per-object choices of the real-library quirks a writer reproduces (design joint names)."""
+
+    non_unit_axis: frozenset[str] = frozenset()  # axis written with length 2
+    upper_first: frozenset[str] = frozenset()  # limits written as lower > upper
+    turn_first: bool = False  # URDF helical pair: continuous joint before the prismatic one
+    angle_degree: bool = False  # MJCF <compiler angle="degree">
+    body_fragment: bool = False  # MJCF sliding parts in an <include>d file
+    relative_to: bool = False  # SDF helper-link poses relative_to their parent link
+    deprecated_pitch: bool = False  # SDF screw joint also carries the old <thread_pitch>
+
+
+@dataclass
+class Written:
+    """Files of one object folder (relative path -> text), its entry file, and the name each
+    moving design joint got in the file."""
+
+    entry: str
+    files: dict[str, str] = field(default_factory=dict)
+    joint_names: dict[str, str] = field(default_factory=dict)
+
+
+class MeshTable:
+    """Assigns one file per distinct mesh of an object, in order of first use."""
+
+    def __init__(self, folder: str, stem: str):
+        self.folder, self.stem = folder, stem
+        self.paths: dict[tuple, str] = {}
+
+    def path(self, shape: str, size: tuple[float, ...], rotation: np.ndarray | None = None) -> str:
+        baked = () if rotation is None else tuple(round(float(v), 6) + 0.0 for v in rotation.flat)
+        key = (shape, size, baked)
+        if key not in self.paths:
+            self.paths[key] = f"{self.folder}/{self.stem}-{len(self.paths) + 1}.obj"
+        return self.paths[key]
+
+    def files(self) -> dict[str, str]:
+        return {path: obj_text(*key) for key, path in self.paths.items()}
