@@ -44,3 +44,10 @@ def get_adapter(format: str) -> Adapter:
 
 def formats() -> list[str]:
     return sorted(_ADAPTERS)
+
+
+# Format modules register themselves on import (keep these imports last).
+from normalize.adapters import (  # noqa: E402, F401
+    partnet_mobility,
+    urdf,
+)

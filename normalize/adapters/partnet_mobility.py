@@ -1,0 +1,106 @@
+"""Adapter for PartNet-Mobility style libraries (format `partnet_mobility`).
+
+Discovery: every folder below the source root that holds a URDF file is one object folder (a
+folder nested inside another object folder, like `bucket/100454`, is its own object). Its entry
+is `mobility.urdf` (or the file named by the source's `entry`) when present, else the first
+`*.urdf` in sorted order; the other URDF files of the folder (variants such as
+`mobility_vhacd.urdf` or GAPartNet's annotation copies) are not separate objects and are listed
+in `labels["variants"]`. source_id is the folder path relative to the root; include/exclude
+globs apply to it.
+
+Labels (`SourceInfo.labels`): `model_cat` and `anno_id` from meta.json (None when the file is
+missing), `semantics` from semantics.txt as a list of {link, joint_type, label}, `folder` (the
+object folder name), `robot_name` (the URDF <robot> name), `urdf` (the entry file name) and
+`variants`. An unreadable meta.json or semantics.txt leaves its labels empty and is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from normalize.adapters import register
+from normalize.adapters.urdf import load_urdf_candidate
+from normalize.changes import Change
+from normalize.errors import AssetError
+from normalize.model import ArticulatedObject
+from normalize.safe_xml import read_limited
+from normalize.sources import Candidate, SourceConfig, source_unreadable
+
+DEFAULT_ENTRY = "mobility.urdf"
+MAX_LABEL_BYTES = 4 * 1024 * 1024
+
+
+def _read_text(path: Path, notes: list[Change]) -> str | None:
+    if not path.is_file():
+        return None
+    try:
+        return read_limited(path, MAX_LABEL_BYTES).decode("utf-8")
+    except (AssetError, UnicodeDecodeError) as exc:
+        notes.append(
+            Change("labels.unreadable", f"{path.name} ignored: {exc}", element=f"file {path.name}")
+        )
+        return None
+
+
+def read_labels(folder: Path, notes: list[Change]) -> dict:
+    """model_cat, anno_id and semantics of one object folder."""
+    labels: dict = {"model_cat": None, "anno_id": None, "semantics": []}
+    text = _read_text(folder / "meta.json", notes)
+    if text is not None:
+        try:
+            meta = json.loads(text)
+            if not isinstance(meta, dict):
+                raise ValueError("not a JSON object")
+            labels["model_cat"] = meta.get("model_cat")
+            labels["anno_id"] = meta.get("anno_id")
+        except ValueError as exc:
+            notes.append(
+                Change("labels.unreadable", f"meta.json ignored: {exc}", element="file meta.json")
+            )
+    text = _read_text(folder / "semantics.txt", notes)
+    for line in (text or "").splitlines():
+        parts = line.split(maxsplit=2)
+        if len(parts) == 3:
+            labels["semantics"].append(
+                {"link": parts[0], "joint_type": parts[1], "label": parts[2].strip()}
+            )
+    return labels
+
+
+@register
+class PartNetMobilityAdapter:
+    format = "partnet_mobility"
+
+    def discover(self, source: SourceConfig) -> list[Candidate]:
+        preferred = source.entry or DEFAULT_ENTRY
+        candidates = []
+        errors: list[OSError] = []
+        for directory, dirs, files in os.walk(source.path, onerror=errors.append):
+            dirs.sort()
+            urdfs = sorted(f for f in files if f.endswith(".urdf"))
+            if not urdfs:
+                continue
+            entry = preferred if preferred in urdfs else urdfs[0]
+            folder = Path(directory)
+            source_id = folder.relative_to(source.path).as_posix()
+            if source_id == ".":
+                source_id = source.path.name
+            if source.selects(source_id):
+                candidates.append(Candidate(source, source_id, folder / entry))
+        if errors and not candidates:
+            raise source_unreadable(source, errors[0])
+        return candidates
+
+    def load(self, candidate: Candidate) -> ArticulatedObject:
+        folder = candidate.path.parent
+        notes: list[Change] = []
+        labels = read_labels(folder, notes)
+        variants = sorted(p.name for p in folder.glob("*.urdf") if p.name != candidate.path.name)
+        labels.update(folder=folder.name, urdf=candidate.path.name, variants=variants)
+        obj = load_urdf_candidate(candidate, candidate.path, labels)
+        extra = dict(obj.source.extra)
+        extra["changes"] = tuple(notes) + tuple(extra.get("changes", ()))
+        return obj.replace(source=replace(obj.source, extra=extra))

@@ -1,0 +1,70 @@
+"""Adapter for plain URDF libraries (format `urdf`).
+
+Discovery: every file matching the source's `entry` glob (default `**/*.urdf`) below the root
+and selected by include/exclude is one candidate; its source_id is the path relative to the
+root without the suffix (a folder with three URDF variants gives three objects).
+Loading: `normalize.urdf.read_urdf` confined to the source root, `package://` resolved against
+the configured package roots and by walking up to the root. The fixes made while reading are
+returned in `object.source.extra["changes"]`; `labels["robot_name"]` is the <robot> name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from normalize.adapters import register
+from normalize.model import ArticulatedObject, SourceInfo
+from normalize.paths import is_inside
+from normalize.sources import Candidate, SourceConfig, source_unreadable
+from normalize.urdf import read_urdf
+
+DEFAULT_ENTRY = "**/*.urdf"
+
+
+def load_urdf_candidate(candidate: Candidate, entry: Path, labels: dict) -> ArticulatedObject:
+    """Read `entry` for `candidate` with the source's settings; the raw object carries the
+    source information, `labels` plus robot_name, and the reading changes in
+    `source.extra["changes"]`."""
+    source = candidate.source
+    changes: list = []
+    allowance = source.allowance("limits.reversed", candidate.source_id)
+    obj = read_urdf(
+        entry,
+        root=source.path,
+        package_roots=source.package_roots,
+        max_bytes=source.max_file_bytes,
+        changes=changes,
+        allow_reversed_limits=allowance is not None,
+    )
+    info = SourceInfo(
+        library=source.name,
+        source_id=candidate.source_id,
+        source_path=candidate.source_path,
+        license=source.license,
+        labels={**labels, "robot_name": obj.source.labels.get("robot_name")},
+        extra={"changes": tuple(changes)},
+    )
+    return obj.replace(source=info)
+
+
+@register
+class UrdfAdapter:
+    format = "urdf"
+
+    def discover(self, source: SourceConfig) -> list[Candidate]:
+        try:
+            files = sorted(source.path.glob(source.entry or DEFAULT_ENTRY))
+        except OSError as exc:
+            raise source_unreadable(source, exc) from exc
+        candidates = []
+        for path in files:
+            if not path.is_file() or not is_inside(path, source.path):
+                continue
+            relative = path.relative_to(source.path).as_posix()
+            if source.selects(relative):
+                source_id = path.relative_to(source.path).with_suffix("").as_posix()
+                candidates.append(Candidate(source, source_id, path))
+        return candidates
+
+    def load(self, candidate: Candidate) -> ArticulatedObject:
+        return load_urdf_candidate(candidate, candidate.path, {})

@@ -1,0 +1,520 @@
+"""The common URDF convention (docs/convention.md): from a source object to the canonical one.
+
+Two steps, kept apart so that verification can check the second changes no motion:
+
+1. `reference_object(raw)`: the SEMANTIC changes, in the source's frame, structure and names:
+   helical pairs composed (`normalize.helical`), rest pose moved inside the limits
+   (`joint.reanchored`). (Axis normalization, allowed limit swaps and multi-DOF decomposition
+   already happen while reading, since the model cannot hold their input.)
+2. `canonicalize(reference, up_axis=, scale=)`: REPRESENTATION changes only. It returns the
+   placement T and scale s with `reference.transformed(T, s)` being the object in the canonical
+   frame, and the canonical object itself, equal to that one up to representation: fixed joints
+   contracted, canonical names, canonical axis signs, inertials on moving links, rotations
+   rounded to what URDF's rpy can represent exactly.
+
+Every change is returned as a `Change`; nothing is modified silently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from normalize.changes import Change
+from normalize.helical import compose_helical
+from normalize.meshes import MESH_DENSITY, geometry_bounds, load_mesh, mass_properties
+from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic
+from normalize.transforms import rpy_to_matrix
+from normalize.urdf_writer import exact_rpy, rpy_of
+
+CONVENTION_VERSION = "1.0.0"
+ROOT_NAME = "base"
+FULL_TURN = 2.0 * math.pi
+AXIS_TIE_TOLERANCE = 1e-12
+
+# Rotation taking the source's up axis to +z (see docs/convention.md).
+_QUARTER = math.pi / 2.0
+UP_AXIS_ROTATIONS = {
+    "z": np.eye(3),
+    "-z": rpy_to_matrix((math.pi, 0.0, 0.0)),
+    "y": rpy_to_matrix((_QUARTER, 0.0, 0.0)),
+    "-y": rpy_to_matrix((-_QUARTER, 0.0, 0.0)),
+    "x": rpy_to_matrix((0.0, -_QUARTER, 0.0)),
+    "-x": rpy_to_matrix((0.0, _QUARTER, 0.0)),
+}
+
+
+# --------------------------------------------------------------------------- semantic step
+def reference_object(raw: ArticulatedObject) -> tuple[ArticulatedObject, list[Change]]:
+    """`raw` with helical pairs composed and rest poses re-anchored inside the limits."""
+    obj, changes = compose_helical(raw)
+    obj, more = reanchor_rest_pose(obj)
+    return obj, changes + more
+
+
+def reanchor_rest_pose(obj: ArticulatedObject) -> tuple[ArticulatedObject, list[Change]]:
+    """Move the zero of every bounded joint whose range excludes 0 to its nearest limit q0:
+    origin <- origin @ motion(q0), limits <- limits - q0; joints mimicking it get offset
+    + multiplier * q0 so they keep following. Mimic joints themselves keep their zero (their
+    rest value is set by the joint they follow)."""
+    shifts: dict[str, float] = {}
+    changes = []
+    joints = []
+    for joint in obj.joints:
+        bounded = joint.moving and math.isfinite(joint.lower)
+        if not bounded or joint.mimic is not None or joint.lower <= 0.0 <= joint.upper:
+            joints.append(joint)
+            continue
+        q0 = joint.lower if joint.lower > 0.0 else joint.upper
+        shifts[joint.name] = q0
+        joints.append(
+            replace(
+                joint,
+                origin=joint.origin @ joint.motion(q0),
+                lower=joint.lower - q0,
+                upper=joint.upper - q0,
+            )
+        )
+        changes.append(
+            Change(
+                "joint.reanchored",
+                f"rest pose q = 0 lies outside the limits [{joint.lower!r}, {joint.upper!r}]; "
+                f"the joint zero moved to the nearest limit {q0!r} (limits now "
+                f"[{joint.lower - q0!r}, {joint.upper - q0!r}])",
+                element=f"joint {joint.name}",
+            )
+        )
+    if not shifts:
+        return obj, changes
+    out = []
+    for joint in joints:
+        if joint.mimic is not None and joint.mimic.joint in shifts:
+            m = joint.mimic
+            joint = replace(
+                joint, mimic=Mimic(m.joint, m.multiplier, m.offset + m.multiplier * shifts[m.joint])
+            )
+        out.append(joint)
+    return obj.replace(joints=tuple(out)), changes
+
+
+# --------------------------------------------------------------------------- placement
+def up_axis_rotation(up_axis: str) -> np.ndarray:
+    """4x4 rotation taking the source's `up_axis` to +z."""
+    out = np.eye(4)
+    out[:3, :3] = UP_AXIS_ROTATIONS[up_axis]
+    return out
+
+
+def rest_bounds(obj: ArticulatedObject, *, root: Path | None = None):
+    """(min, max) of the world-frame box around all visual geometry at rest (collision geometry
+    when there is no visual geometry, link origins when there is neither)."""
+    poses = obj.link_poses()
+    has_visuals = any(link.visuals for link in obj.links)
+    lows, highs = [], []
+    for link in obj.links:
+        shapes = link.visuals if has_visuals else link.collisions
+        for g in shapes:
+            found = geometry_bounds(g, poses[link.name], root=root)
+            if found is not None:
+                lows.append(found[0])
+                highs.append(found[1])
+    if not lows:
+        points = np.array([pose[:3, 3] for pose in poses.values()])
+        return points.min(axis=0), points.max(axis=0)
+    return np.min(lows, axis=0), np.max(highs, axis=0)
+
+
+def canonical_placement(
+    reference: ArticulatedObject, up_axis: str, scale: float, *, root: Path | None = None
+) -> np.ndarray:
+    """The rigid transform (up-axis fix, then centring) of the canonical placement."""
+    rotation = up_axis_rotation(up_axis)
+    low, high = rest_bounds(reference.transformed(rotation, scale), root=root)
+    shift = np.eye(4)
+    shift[:3, 3] = [-(low[0] + high[0]) / 2.0, -(low[1] + high[1]) / 2.0, -low[2]]
+    return shift @ rotation
+
+
+# --------------------------------------------------------------------------- inertials
+def _moved_inertial(inertial: Inertial, pose: np.ndarray) -> Inertial:
+    rot = pose[:3, :3]
+    return replace(
+        inertial, com=rot @ inertial.com + pose[:3, 3], inertia=rot @ inertial.inertia @ rot.T
+    )
+
+
+def combine_inertials(parts: list[Inertial], method: str | None = None) -> Inertial | None:
+    """One inertial for rigidly joined parts expressed in the same frame (parallel axis)."""
+    parts = [p for p in parts if p.mass > 0]
+    if not parts:
+        return None
+    if len(parts) == 1 and method is None:
+        return parts[0]
+    mass = sum(p.mass for p in parts)
+    com = sum(p.mass * p.com for p in parts) / mass
+    inertia = np.zeros((3, 3))
+    for p in parts:
+        d = p.com - com
+        inertia += p.inertia + p.mass * (float(d @ d) * np.eye(3) - np.outer(d, d))
+    if method is None:
+        method = "+".join(sorted({p.method for p in parts}))
+    return Inertial(mass, com, inertia, method=method)
+
+
+def _computed_inertial(link: Link, root: Path | None, density: float):
+    """(inertial or None, how) from a link's collision shapes (visual shapes without them)."""
+    shapes = link.collisions or link.visuals
+    parts = []
+    for g in shapes:
+        found = mass_properties(g, density=density, root=root)
+        if found is not None:
+            mass, com, inertia, method = found
+            parts.append(Inertial(mass, com, inertia, method=method))
+    which = "collision" if link.collisions else "visual"
+    if not parts:
+        why = "it has no geometry" if not shapes else f"its {which} shapes enclose no volume"
+        return None, why
+    methods = sorted({p.method for p in parts})
+    inertial = combine_inertials(parts, method="+".join(methods))
+    return inertial, f"from its {which} shapes at {density:g} kg/m^3 ({', '.join(methods)})"
+
+
+def resolve_inertials(
+    obj: ArticulatedObject,
+    moving: set[str],
+    *,
+    root: Path | None = None,
+    density: float = MESH_DENSITY,
+) -> tuple[ArticulatedObject, list[Change]]:
+    """Every link of `moving` gets its source inertial when valid, else one computed from its
+    shapes; other links keep valid source inertials and drop invalid ones."""
+    changes = []
+    links = []
+    for link in obj.links:
+        inertial = link.inertial
+        problems = inertial.problems() if inertial is not None else ["it has none"]
+        element = f"link {link.name}"
+        if inertial is not None and not problems:
+            links.append(link)
+            continue
+        reason = "; ".join(problems)
+        if link.name not in moving:
+            if inertial is not None:
+                changes.append(
+                    Change(
+                        "inertial.dropped",
+                        f"source inertial is invalid ({reason}) on a link that does not move; "
+                        "dropped",
+                        element=element,
+                    )
+                )
+                link = replace(link, inertial=None)
+            links.append(link)
+            continue
+        computed, how = _computed_inertial(link, root, density)
+        if computed is not None:
+            changes.append(
+                Change(
+                    "inertial.computed",
+                    f"source inertial unusable ({reason}); computed {how}",
+                    element=element,
+                )
+            )
+        elif inertial is not None or link.visuals or link.collisions:
+            changes.append(
+                Change(
+                    "inertial.degenerate",
+                    f"source inertial unusable ({reason}) and none can be computed: {how}",
+                    element=element,
+                )
+            )
+        links.append(replace(link, inertial=computed))
+    return obj.replace(links=tuple(links)), changes
+
+
+# --------------------------------------------------------------------------- contraction
+def _fixed_groups(obj: ArticulatedObject) -> dict[str, tuple[str, np.ndarray]]:
+    """link -> (the link it merges into, pose of the link in that link's frame)."""
+    group = {obj.root: (obj.root, np.eye(4))}
+    for joint in obj.joints_topological:
+        if joint.type == "fixed":
+            rep, pose = group[joint.parent]
+            group[joint.child] = (rep, pose @ joint.origin)
+        else:
+            group[joint.child] = (joint.child, np.eye(4))
+    return group
+
+
+def contract_fixed(obj: ArticulatedObject) -> tuple[ArticulatedObject, list[Change]]:
+    """Merge every link joined by a fixed joint into its parent: shapes and inertials move into
+    the parent frame, source names are kept, joints below are re-attached."""
+    group = _fixed_groups(obj)
+    changes = []
+    members: dict[str, list[str]] = {}
+    for link in [obj.root, *(j.child for j in obj.joints_topological)]:
+        members.setdefault(group[link][0], []).append(link)
+    joints = []
+    for joint in obj.joints_topological:
+        if joint.type == "fixed":
+            changes.append(
+                Change(
+                    "joint.fixed_contracted",
+                    f"fixed joint {joint.name}: link {joint.child} merged into "
+                    f"{group[joint.child][0]}",
+                    element=f"joint {joint.name}",
+                )
+            )
+            continue
+        rep, pose = group[joint.parent]
+        joints.append(replace(joint, parent=rep, origin=pose @ joint.origin))
+    links = []
+    for rep, names in members.items():
+        if len(names) == 1:
+            links.append(obj.link_map[rep])
+            continue
+        visuals, collisions, inertials, source_names = [], [], [], []
+        for name in names:
+            link, pose = obj.link_map[name], group[name][1]
+            visuals += [replace(g, origin=pose @ g.origin) for g in link.visuals]
+            collisions += [replace(g, origin=pose @ g.origin) for g in link.collisions]
+            if link.inertial is not None:
+                inertials.append(_moved_inertial(link.inertial, pose))
+            source_names += link.source_names
+        links.append(
+            Link(
+                rep,
+                visuals=visuals,
+                collisions=collisions,
+                inertial=combine_inertials(inertials),
+                source_names=tuple(source_names),
+            )
+        )
+    return obj.replace(links=tuple(links), joints=tuple(joints)), changes
+
+
+# --------------------------------------------------------------------------- names and signs
+def canonical_names(obj: ArticulatedObject) -> ArticulatedObject:
+    """Root `base`; joints `joint_<i>` with child links `link_<i>`, i in depth-first pre-order
+    with the joints below each link sorted by name. Source names stay in `source_names` /
+    `source_name`."""
+    children: dict[str, list[Joint]] = {}
+    for joint in obj.joints:
+        children.setdefault(joint.parent, []).append(joint)
+
+    def below(link: str) -> list[Joint]:
+        return sorted(children.get(link, []), key=lambda j: j.name, reverse=True)
+
+    link_names = {obj.root: ROOT_NAME}
+    order: list[Joint] = []
+    stack = below(obj.root)
+    while stack:
+        joint = stack.pop()
+        link_names[joint.child] = f"link_{len(order)}"
+        order.append(joint)
+        stack.extend(below(joint.child))
+    joint_names = {j.name: f"joint_{i}" for i, j in enumerate(order)}
+    joints = []
+    for joint in order:
+        mimic = joint.mimic
+        if mimic is not None:
+            mimic = Mimic(joint_names[mimic.joint], mimic.multiplier, mimic.offset)
+        joints.append(
+            replace(
+                joint,
+                name=joint_names[joint.name],
+                parent=link_names[joint.parent],
+                child=link_names[joint.child],
+                mimic=mimic,
+            )
+        )
+    by_new = {link_names[link.name]: link for link in obj.links}
+    ordered = [ROOT_NAME] + [f"link_{i}" for i in range(len(order))]
+    links = [replace(by_new[name], name=name) for name in ordered]
+    return obj.replace(links=tuple(links), joints=tuple(joints))
+
+
+def needs_flip(world_axis: np.ndarray) -> bool:
+    """True when the component of largest magnitude (ties within 1e-12 go to x, then y, then
+    z) is negative: the canonical sign makes it positive."""
+    magnitude = np.abs(world_axis)
+    index = int(np.flatnonzero(magnitude >= magnitude.max() - AXIS_TIE_TOLERANCE)[0])
+    return bool(world_axis[index] < 0)
+
+
+def canonical_axis_signs(obj: ArticulatedObject) -> tuple[ArticulatedObject, list[Change]]:
+    """Flip joints whose world axis at rest has the wrong sign: axis and coordinate negated,
+    limits negated and swapped, mimic couplings adjusted. The motion is unchanged."""
+    frames = obj.joint_frames()
+    flipped = {
+        j.name for j in obj.joints if j.moving and needs_flip(frames[j.name][:3, :3] @ j.axis)
+    }
+    changes = []
+    joints = []
+    for joint in obj.joints:
+        mimic = joint.mimic
+        if mimic is not None:
+            m, b = mimic.multiplier, mimic.offset
+            if joint.name in flipped:
+                m, b = -m, -b
+            if mimic.joint in flipped:
+                m = -m
+            mimic = Mimic(mimic.joint, m + 0.0, b + 0.0)
+        if joint.name in flipped:
+            joint = replace(
+                joint, axis=-joint.axis + 0.0, lower=-joint.upper, upper=-joint.lower, mimic=mimic
+            )
+            changes.append(
+                Change(
+                    "axis.flipped",
+                    "axis and coordinate negated (limits negated and swapped) to follow the "
+                    "canonical axis sign; the motion is unchanged",
+                    element=f"joint {joint.name}",
+                )
+            )
+        else:
+            joint = replace(joint, mimic=mimic)
+        joints.append(joint)
+    return obj.replace(joints=tuple(joints)), changes
+
+
+# --------------------------------------------------------------------------- exactness
+def snap_transform(transform: np.ndarray) -> np.ndarray:
+    """`transform` with its rotation replaced by the nearest one URDF's rpy writes exactly."""
+    rot = transform[:3, :3]
+    if np.array_equal(rot, np.eye(3)):
+        return transform
+    for _ in range(16):
+        rot = rpy_to_matrix(rpy_of(rot))
+        if exact_rpy(rot) is not None:
+            break
+    out = transform.copy()
+    out[:3, :3] = rot
+    return out
+
+
+def representable(obj: ArticulatedObject) -> ArticulatedObject:
+    """`obj` rounded so that writing and re-reading it reproduces every number: rotations
+    representable by rpy, inertia tensors exactly symmetric."""
+
+    def geometry(g: Geometry) -> Geometry:
+        scale = g.scale if g.kind == "mesh" else np.ones(3)  # primitives carry their size
+        return replace(g, origin=snap_transform(g.origin), scale=scale)
+
+    links = []
+    for link in obj.links:
+        inertial = link.inertial
+        if inertial is not None:
+            sym = (inertial.inertia + inertial.inertia.T) / 2.0
+            inertial = replace(inertial, inertia=sym)
+        links.append(
+            replace(
+                link,
+                visuals=tuple(geometry(g) for g in link.visuals),
+                collisions=tuple(geometry(g) for g in link.collisions),
+                inertial=inertial,
+            )
+        )
+    joints = tuple(replace(j, origin=snap_transform(j.origin)) for j in obj.joints)
+    return obj.replace(links=tuple(links), joints=joints)
+
+
+# --------------------------------------------------------------------------- the whole step
+@dataclass(frozen=True)
+class Canonical:
+    """object: the canonical object (mesh files still at their source paths);
+    `reference.transformed(placement, scale)` equals it up to representation."""
+
+    object: ArticulatedObject
+    placement: np.ndarray
+    scale: float
+    changes: list[Change]
+
+
+def check_meshes(obj: ArticulatedObject, root: Path | None) -> None:
+    """Load every mesh the object uses (raises `mesh.missing` / `mesh.corrupt`)."""
+    for link in obj.links:
+        for g in (*link.visuals, *link.collisions):
+            if g.kind == "mesh":
+                load_mesh(Path(g.filename), root=root, element=f"link {link.name}")
+
+
+def canonicalize(
+    reference: ArticulatedObject,
+    *,
+    up_axis: str = "z",
+    scale: float = 1.0,
+    root: Path | None = None,
+    density: float = MESH_DENSITY,
+) -> Canonical:
+    """Apply the representation rules of the convention to `reference` (see module docstring).
+    `root` confines the resources meshes may load (GLTF buffers)."""
+    check_meshes(reference, root)
+    changes = []
+    if up_axis != "z":
+        changes.append(
+            Change(
+                "frame.up_axis",
+                f"source up axis {up_axis} rotated onto +z",
+                element=f"robot {reference.name}",
+            )
+        )
+    if scale != 1.0:
+        changes.append(
+            Change(
+                "frame.scale",
+                f"scaled by the source's scale factor {scale!r}",
+                element=f"robot {reference.name}",
+            )
+        )
+    placement = canonical_placement(reference, up_axis, scale, root=root)
+    changes.append(
+        Change(
+            "frame.placement",
+            "placed with its rest-pose visual bounding box centred on the z axis and its bottom "
+            f"at z = 0 (translation {placement[:3, 3].tolist()})",
+            element=f"robot {reference.name}",
+        )
+    )
+    placed = reference.transformed(placement, scale)
+    group = _fixed_groups(placed)
+    moving = {name for name, (rep, _) in group.items() if rep != placed.root}
+    obj, more = resolve_inertials(placed, moving, root=root, density=density)
+    changes += more
+    obj, more = contract_fixed(obj)
+    changes += more
+    renamed = canonical_names(obj)
+    if [link.source_names for link in renamed.links] != [(link.name,) for link in renamed.links]:
+        changes.append(
+            Change(
+                "names.canonical",
+                "links and joints renamed to the canonical base / link_i / joint_i names "
+                "(source names kept in the manifests)",
+                element=f"robot {reference.name}",
+            )
+        )
+    for link in renamed.links[1:]:
+        if link.inertial is None:
+            changes.append(
+                Change(
+                    "inertial.none",
+                    f"moving link (source {', '.join(link.source_names)}) has no mass: no valid "
+                    "source inertial and no shape enclosing volume",
+                    element=f"link {link.name}",
+                )
+            )
+    obj, more = canonical_axis_signs(renamed)
+    changes += more
+    for joint in obj.joints:
+        if joint.type == "revolute" and joint.upper - joint.lower >= FULL_TURN:
+            changes.append(
+                Change(
+                    "limits.full_turn",
+                    f"revolute range [{joint.lower!r}, {joint.upper!r}] spans a full turn or "
+                    "more (kept as revolute)",
+                    element=f"joint {joint.name}",
+                )
+            )
+    return Canonical(representable(obj), placement, float(scale), changes)

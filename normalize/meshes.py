@@ -1,0 +1,458 @@
+"""Mesh files and primitive shapes: loading, bounds, mass properties and OBJ output.
+
+- `load_mesh(path)` reads OBJ, STL, DAE, GLB or GLTF with trimesh (geometry only) and refuses
+  corrupt files (`mesh.corrupt`: unparsable, truncated, NaN/infinite vertices, faces pointing
+  past the vertex list, no faces) and missing ones (`mesh.missing`). Loaded meshes are cached in
+  process by the SHA-256 of the file content, so a mesh shared by many objects is parsed once.
+- `geometry_bounds(geometry, pose)` is the exact axis-aligned box of a shape placed at `pose`.
+- `mass_properties(geometry)` gives mass, centre of mass and inertia at uniform density
+  `MESH_DENSITY`: exact formulas for primitives; for meshes the enclosed volume when the mesh is
+  watertight, else its convex hull (the method is reported).
+- `write_obj_copy` / `write_obj_converted` / `write_capsule_obj` produce the OBJ files of the
+  written convention (see docs/convention.md).
+
+`TIMING` accumulates the seconds spent in mesh work (loading, bounds, mass, writing) so that
+benchmarks can separate it from the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import os
+import re
+import shutil
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import trimesh
+
+from normalize import inputs
+from normalize.changes import Change
+from normalize.errors import AssetError
+from normalize.model import Geometry
+from normalize.paths import is_inside
+
+MESH_DENSITY = 1000.0  # kg/m^3, water: the uniform density of computed inertials
+MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf")
+MAX_MESH_BYTES = 256 * 1024 * 1024
+CACHE_BYTES = 1024 * 1024 * 1024  # arrays kept in the in-process mesh cache
+CAPSULE_SECTIONS = 32
+
+TIMING: dict[str, float] = {"load": 0.0, "bounds": 0.0, "mass": 0.0, "write": 0.0}
+
+
+@contextmanager
+def _timed(key: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        TIMING[key] += time.perf_counter() - start
+
+
+def reset_timing() -> None:
+    for key in TIMING:
+        TIMING[key] = 0.0
+
+
+# --------------------------------------------------------------------------------- loading
+@dataclass(frozen=True, eq=False)
+class Mesh:
+    """A loaded mesh: float64 vertices (n, 3), int faces (m, 3), file content hash."""
+
+    sha256: str
+    vertices: np.ndarray
+    faces: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return self.vertices.nbytes + self.faces.nbytes
+
+
+_cache: OrderedDict[str, Mesh] = OrderedDict()
+_cache_bytes = 0
+_mass_cache: dict[tuple, tuple[float, np.ndarray, np.ndarray, str] | None] = {}
+
+
+def clear_cache() -> None:
+    global _cache_bytes
+    _cache.clear()
+    _mass_cache.clear()
+    _cache_bytes = 0
+
+
+def _corrupt(path: Path, why: str, element: str | None) -> AssetError:
+    return AssetError(
+        f"mesh {path.name} is corrupt: {why}",
+        code="mesh.corrupt",
+        stage="mesh",
+        path=str(path),
+        element=element,
+    )
+
+
+def read_mesh_bytes(path: Path, element: str | None = None) -> bytes:
+    """The bytes of a mesh file; `mesh.missing` when absent, `mesh.too_large` above the limit."""
+    path = Path(path)
+    inputs.record(path)
+    if not path.is_file():
+        raise AssetError(
+            f"mesh file {path.name} does not exist",
+            code="mesh.missing",
+            stage="mesh",
+            path=str(path),
+            element=element,
+        )
+    size = path.stat().st_size
+    if size > MAX_MESH_BYTES:
+        raise AssetError(
+            f"mesh file is {size} bytes, above the limit of {MAX_MESH_BYTES}",
+            code="mesh.too_large",
+            stage="mesh",
+            path=str(path),
+            element=element,
+        )
+    return path.read_bytes()
+
+
+class _ConfinedResolver(trimesh.resolvers.Resolver):
+    """Lets a GLTF read its buffers and images only from beside it, inside `root`."""
+
+    def __init__(self, path: Path, root: Path):
+        self.path, self.root = path, root
+
+    def get(self, name):
+        target = self.path.parent / name
+        if not is_inside(target, self.root) or not target.is_file():
+            raise AssetError(
+                f"GLTF resource {name!r} is missing or outside the source root",
+                code="mesh.corrupt",
+                stage="mesh",
+                path=str(self.path),
+            )
+        inputs.record(target)
+        return target.read_bytes()
+
+    def write(self, name, data):
+        raise NotImplementedError("read-only resolver")
+
+    def namespaced(self, namespace):
+        raise NotImplementedError("read-only resolver")
+
+    def keys(self):
+        return []
+
+
+def _parse(data: bytes, path: Path, root: Path | None) -> tuple[np.ndarray, np.ndarray]:
+    suffix = path.suffix.lower()
+    kwargs: dict = {"file_type": suffix[1:], "process": False}
+    if suffix in (".obj", ".glb", ".gltf"):
+        kwargs["skip_materials"] = True
+    if suffix == ".gltf":
+        kwargs["resolver"] = _ConfinedResolver(path, root or path.parent)
+    scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
+    meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh)]
+    if not meshes:
+        return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
+    vertices, faces, offset = [], [], 0
+    for mesh in meshes:
+        vertices.append(np.asarray(mesh.vertices, dtype=float))
+        faces.append(np.asarray(mesh.faces, dtype=np.int64) + offset)
+        offset += len(mesh.vertices)
+    return np.concatenate(vertices), np.concatenate(faces)
+
+
+def load_mesh(path: Path, *, root: Path | None = None, element: str | None = None) -> Mesh:
+    """Load and check a mesh file (cached by content); raises `mesh.missing`,
+    `mesh.format` or `mesh.corrupt`."""
+    global _cache_bytes
+    path = Path(path)
+    if path.suffix.lower() not in MESH_SUFFIXES:
+        raise AssetError(
+            f"mesh format {path.suffix or '(none)'} is not supported ({', '.join(MESH_SUFFIXES)})",
+            code="mesh.format",
+            stage="mesh",
+            path=str(path),
+            element=element,
+        )
+    with _timed("load"):
+        data = read_mesh_bytes(path, element)
+        sha = hashlib.sha256(data).hexdigest() + path.suffix.lower()
+        cached = _cache.get(sha)
+        if cached is not None:
+            _cache.move_to_end(sha)
+            return cached
+        try:
+            vertices, faces = _parse(data, path, root)
+        except AssetError:
+            raise
+        except Exception as exc:  # trimesh raises many kinds on bad input
+            raise _corrupt(path, f"{type(exc).__name__}: {exc}", element) from exc
+        if len(faces) == 0 or len(vertices) == 0:
+            raise _corrupt(path, "it holds no triangles", element)
+        if not np.all(np.isfinite(vertices)):
+            raise _corrupt(path, "it has NaN or infinite vertex coordinates", element)
+        if faces.min() < 0 or faces.max() >= len(vertices):
+            raise _corrupt(path, "faces refer to vertices that do not exist", element)
+        vertices.setflags(write=False)
+        faces.setflags(write=False)
+        mesh = Mesh(sha, vertices, faces)
+        _cache[sha] = mesh
+        _cache_bytes += mesh.nbytes
+        while _cache_bytes > CACHE_BYTES and len(_cache) > 1:
+            _, old = _cache.popitem(last=False)
+            _cache_bytes -= old.nbytes
+        return mesh
+
+
+# --------------------------------------------------------------------------------- bounds
+def geometry_bounds(
+    geometry: Geometry, pose: np.ndarray, *, root: Path | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(min, max) corners of the axis-aligned box around `geometry` placed by `pose` (the world
+    pose of its link); exact for every kind. None for a mesh without vertices."""
+    frame = pose @ geometry.origin
+    rot, centre = frame[:3, :3], frame[:3, 3]
+    if geometry.kind == "mesh":
+        mesh = load_mesh(Path(geometry.filename), root=root, element=geometry.name)
+        with _timed("bounds"):
+            points = (mesh.vertices * geometry.scale) @ rot.T + centre
+            return points.min(axis=0), points.max(axis=0)
+    size = geometry.size
+    if geometry.kind == "box":
+        half = np.abs(rot) @ (np.asarray(size[:3], dtype=float) / 2.0)
+    elif geometry.kind == "sphere":
+        half = np.full(3, size[0])
+    else:  # cylinder or capsule along the local z axis: (radius, length)
+        radius, length = size[0], size[1]
+        axis = rot[:, 2]
+        if geometry.kind == "cylinder":
+            half = np.abs(axis) * length / 2.0 + radius * np.sqrt(np.clip(1.0 - axis**2, 0, 1))
+        else:
+            half = np.abs(axis) * length / 2.0 + radius
+    return centre - half, centre + half
+
+
+# --------------------------------------------------------------------------------- mass
+def _primitive_mass(geometry: Geometry, density: float):
+    """(mass, inertia about the centre, in the shape frame) of a primitive; centre at origin."""
+    size = geometry.size
+    if geometry.kind == "box":
+        a, b, c = size[:3]
+        m = density * a * b * c
+        return m, np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) * m / 12.0
+    if geometry.kind == "sphere":
+        r = size[0]
+        m = density * 4.0 / 3.0 * math.pi * r**3
+        return m, np.eye(3) * 0.4 * m * r * r
+    r, length = size[0], size[1]
+    m_cyl = density * math.pi * r * r * length
+    ixx = m_cyl * (3 * r * r + length * length) / 12.0
+    izz = m_cyl * r * r / 2.0
+    if geometry.kind == "capsule":
+        # Two hemispheres: centre of mass 3r/8 from the flat face; 83/320 m r^2 about it.
+        m_hemi = density * 2.0 / 3.0 * math.pi * r**3
+        d = length / 2.0 + 3.0 * r / 8.0
+        ixx += 2.0 * (83.0 / 320.0 * m_hemi * r * r + m_hemi * d * d)
+        izz += 2.0 * 0.4 * m_hemi * r * r
+        m_cyl += 2.0 * m_hemi
+    return m_cyl, np.diag([ixx, ixx, izz])
+
+
+def _mesh_mass(mesh: Mesh, scale: np.ndarray, density: float):
+    """(mass, com, inertia about com, method) of a scaled mesh in its own frame, or None when it
+    encloses no volume."""
+    key = (mesh.sha256, tuple(float(s) for s in scale), density)
+    if key in _mass_cache:
+        return _mass_cache[key]
+    faces = mesh.faces if np.prod(scale) > 0 else mesh.faces[:, ::-1]
+    result = None
+    with np.errstate(all="ignore"):
+        tm = trimesh.Trimesh(mesh.vertices * scale, faces, process=True)
+        if tm.is_watertight and tm.is_winding_consistent and abs(tm.volume) > 0:
+            if tm.volume < 0:
+                tm.invert()
+            method, solid = "mesh_volume", tm
+        else:
+            method = "mesh_convex_hull"
+            try:
+                solid = tm.convex_hull
+            except Exception:  # qhull refuses flat or degenerate point sets
+                solid = None
+        if solid is not None and solid.volume > 0:
+            solid.density = density
+            props = solid.mass_properties
+            mass, com, inertia = props.mass, props.center_mass, props.inertia
+            if np.isfinite(mass) and np.all(np.isfinite(com)) and np.all(np.isfinite(inertia)):
+                result = (float(mass), np.array(com), np.array(inertia), method)
+    _mass_cache[key] = result
+    return result
+
+
+def mass_properties(
+    geometry: Geometry, *, density: float = MESH_DENSITY, root: Path | None = None
+) -> tuple[float, np.ndarray, np.ndarray, str] | None:
+    """(mass, com, inertia about the com, method) of a shape at uniform `density`, in the frame
+    of the link holding it; None when the shape encloses no volume (flat or empty)."""
+    if geometry.kind == "mesh":
+        mesh = load_mesh(Path(geometry.filename), root=root, element=geometry.name)
+        with _timed("mass"):
+            found = _mesh_mass(mesh, geometry.scale, density)
+        if found is None:
+            return None
+        mass, com, inertia, method = found
+    else:
+        mass, inertia = _primitive_mass(geometry, density)
+        com, method = np.zeros(3), f"{geometry.kind}_formula"
+        if not mass > 0:
+            return None
+    rot, shift = geometry.origin[:3, :3], geometry.origin[:3, 3]
+    return mass, rot @ com + shift, rot @ inertia @ rot.T, method
+
+
+# --------------------------------------------------------------------------------- writing
+_MTLLIB = re.compile(rb"^(\s*mtllib\s+)(.+?)\s*$")
+_TEXTURE_KEYS = {b"bump", b"disp", b"decal", b"refl", b"norm"}
+
+
+class OutputNames:
+    """Unique file names inside one object's mesh folder, stable per source file."""
+
+    def __init__(self):
+        self.by_source: dict[tuple[str, str], str] = {}
+        self.used: set[str] = set()
+
+    def name(self, source: Path | str, suffix: str, stem: str | None = None) -> tuple[str, bool]:
+        """(name, new) for the output of `source` with `suffix`; new is False when already
+        allocated (the file is then already written)."""
+        key = (str(source), suffix)
+        if key in self.by_source:
+            return self.by_source[key], False
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem or Path(str(source)).stem) or "mesh"
+        candidate, n = f"{stem}{suffix}", 0
+        while candidate.lower() in self.used:
+            n += 1
+            candidate = f"{stem}_{n}{suffix}"
+        self.used.add(candidate.lower())
+        self.by_source[key] = candidate
+        return candidate, True
+
+
+def _confined_file(reference: str, base: Path, root: Path) -> Path | None:
+    """`base/reference` when it exists and stays inside `root`; None when it does not exist.
+    Raises `path.outside_root` when it leaves the root."""
+    ref = reference.strip().strip('"')
+    target = Path(ref) if os.path.isabs(ref) else base / ref
+    if not is_inside(target, root):
+        raise AssetError(
+            f"material or texture {ref!r} is outside the source root {root}",
+            code="path.outside_root",
+            stage="resolve",
+            path=str(base),
+        )
+    inputs.record(target)
+    return target if target.is_file() else None
+
+
+def _copy_mtl(
+    mtl: Path, out_dir: Path, names: OutputNames, root: Path, changes: list[Change]
+) -> str:
+    """Copy a material library with its textures into `out_dir`; returns its output name."""
+    name, new = names.name(mtl, ".mtl")
+    if not new:
+        return name
+    lines = []
+    for line in mtl.read_bytes().splitlines():
+        parts = line.split()
+        key = parts[0].lower() if parts else b""
+        if len(parts) >= 2 and (key.startswith(b"map_") or key in _TEXTURE_KEYS):
+            reference = parts[-1].decode("utf-8", "replace")
+            texture = _confined_file(reference, mtl.parent, root)
+            if texture is None:
+                changes.append(
+                    Change(
+                        "texture.missing",
+                        f"texture {reference} named by {mtl.name} does not exist; "
+                        "its material line was dropped",
+                        element=f"file {mtl.name}",
+                    )
+                )
+                continue
+            tex_name, tex_new = names.name(texture, texture.suffix.lower())
+            if tex_new:
+                shutil.copyfile(texture, out_dir / tex_name)
+            line = b" ".join([*parts[:-1], tex_name.encode()])
+        lines.append(line)
+    (out_dir / name).write_bytes(b"\n".join(lines) + b"\n")
+    return name
+
+
+def write_obj_copy(
+    source: Path, out_dir: Path, names: OutputNames, root: Path, changes: list[Change]
+) -> str:
+    """Copy an OBJ file (geometry lines untouched) with its material libraries and textures,
+    rewriting their references to the copied names; returns the OBJ's output name."""
+    name, new = names.name(source, ".obj")
+    if not new:
+        return name
+    with _timed("write"):
+        lines = []
+        for line in read_mesh_bytes(source).splitlines():
+            match = _MTLLIB.match(line)
+            if match:
+                reference = match.group(2).decode("utf-8", "replace")
+                mtl = _confined_file(reference, source.parent, root)
+                if mtl is None:
+                    changes.append(
+                        Change(
+                            "mesh.material_missing",
+                            f"material library {reference} named by {source.name} does not "
+                            "exist; the reference was dropped",
+                            element=f"file {source.name}",
+                        )
+                    )
+                    continue
+                line = match.group(1) + _copy_mtl(mtl, out_dir, names, root, changes).encode()
+            lines.append(line)
+        (out_dir / name).write_bytes(b"\n".join(lines) + b"\n")
+    return name
+
+
+def _obj_text(vertices: np.ndarray, faces: np.ndarray) -> str:
+    rows = [f"v {x!r} {y!r} {z!r}" for x, y, z in vertices.tolist()]
+    rows += [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in faces.tolist()]
+    return "\n".join(rows) + "\n"
+
+
+def write_obj_converted(source: Path, out_dir: Path, names: OutputNames, root: Path) -> str:
+    """Write a non-OBJ mesh file as an OBJ holding its triangles (coordinates written exactly);
+    returns the output name."""
+    name, new = names.name(source, ".obj")
+    if new:
+        mesh = load_mesh(source, root=root)
+        with _timed("write"):
+            (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
+    return name
+
+
+def capsule_trimesh(radius: float, length: float) -> trimesh.Trimesh:
+    """A capsule along z: a cylinder of `length` capped by two hemispheres of `radius`."""
+    return trimesh.creation.capsule(
+        height=length, radius=radius, count=[CAPSULE_SECTIONS, CAPSULE_SECTIONS]
+    )
+
+
+def write_capsule_obj(radius: float, length: float, out_dir: Path, names: OutputNames) -> str:
+    name, new = names.name(f"capsule:{radius!r}:{length!r}", ".obj", stem="capsule")
+    if new:
+        with _timed("write"):
+            mesh = capsule_trimesh(radius, length)
+            (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
+    return name

@@ -1,0 +1,249 @@
+"""Write an object as URDF following the common convention (docs/convention.md).
+
+`write_object(obj, out_dir)` writes `out_dir/object.urdf` and the meshes it uses under
+`out_dir/meshes/`, with only relative paths. `export_object` does the same and also returns the
+written model (mesh filenames relative to `out_dir`, capsules turned into meshes) and the
+changes writing made (format conversions, missing materials or textures).
+
+Floats are written with `repr`, rotations as the rpy triple that reproduces the rotation matrix
+bit for bit (see `exact_rpy`), so that `normalize.urdf.read_object` gives back the same numbers.
+Helical joints are split into a rotational joint, a massless link and a prismatic joint that
+mimics it (`normalize.helical.split_helical`), which yourdfpy, MuJoCo and PyBullet load and
+`read_object` recomposes. Unbounded prismatic joints are written with lower="-inf" upper="inf".
+Every moving joint has `<limit effort="0.0" velocity="0.0">` (0 meaning "not specified"), so
+yourdfpy validates the file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+
+from normalize.changes import Change
+from normalize.helical import split_helical
+from normalize.meshes import (
+    OutputNames,
+    write_capsule_obj,
+    write_obj_converted,
+    write_obj_copy,
+)
+from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
+from normalize.transforms import rpy_to_matrix
+
+URDF_NAME = "object.urdf"
+MESH_FOLDER = "meshes"
+EXACT_RPY_ULPS = 2
+
+
+def rpy_of(rotation: np.ndarray) -> np.ndarray:
+    """Roll, pitch, yaw of a rotation (inverse of `rpy_to_matrix`), well conditioned near
+    pitch = +-pi/2 (atan2 instead of arcsin)."""
+    r = np.asarray(rotation, dtype=float)
+    cos_pitch = math.hypot(r[0, 0], r[1, 0])
+    pitch = math.atan2(-r[2, 0], cos_pitch)
+    if cos_pitch < 1e-12:  # gimbal lock: put the remaining rotation into yaw
+        return np.array([0.0, pitch, math.atan2(-r[0, 1], r[1, 1])])
+    return np.array([math.atan2(r[2, 1], r[2, 2]), pitch, math.atan2(r[1, 0], r[0, 0])])
+
+
+def exact_rpy(rotation: np.ndarray) -> np.ndarray | None:
+    """An rpy triple whose `rpy_to_matrix` equals `rotation` bit for bit, searched within a few
+    ulps of `rpy_of(rotation)`; None when there is none nearby."""
+    rpy = rpy_of(rotation)
+    if np.array_equal(rpy_to_matrix(rpy), rotation):
+        return rpy
+    options = []
+    for value in rpy:
+        near = [value]
+        up = down = value
+        for _ in range(EXACT_RPY_ULPS):
+            up, down = np.nextafter(up, math.inf), np.nextafter(down, -math.inf)
+            near += [up, down]
+        options.append(near)
+    for candidate in itertools.product(*options):
+        if np.array_equal(rpy_to_matrix(candidate), rotation):
+            return np.array(candidate)
+    return None
+
+
+def _text(values) -> str:
+    return " ".join(repr(float(v)) for v in values)
+
+
+def _origin(parent, transform: np.ndarray) -> None:
+    if np.array_equal(transform, np.eye(4)):
+        return
+    rot = transform[:3, :3]
+    rpy = np.zeros(3)
+    if not np.array_equal(rot, np.eye(3)):
+        found = exact_rpy(rot)
+        rpy = found if found is not None else rpy_of(rot)
+    etree.SubElement(parent, "origin", xyz=_text(transform[:3, 3]), rpy=_text(rpy))
+
+
+def _geometry(parent, tag: str, g: Geometry) -> None:
+    node = etree.SubElement(parent, tag)
+    if g.name:
+        node.set("name", g.name)
+    _origin(node, g.origin)
+    shape = etree.SubElement(node, "geometry")
+    if g.kind == "mesh":
+        attrs = {"filename": g.filename}
+        if not np.array_equal(g.scale, np.ones(3)):
+            attrs["scale"] = _text(g.scale)
+        etree.SubElement(shape, "mesh", **attrs)
+    elif g.kind == "box":
+        etree.SubElement(shape, "box", size=_text(g.size))
+    elif g.kind == "sphere":
+        etree.SubElement(shape, "sphere", radius=repr(g.size[0]))
+    elif g.kind == "cylinder":
+        etree.SubElement(shape, "cylinder", radius=repr(g.size[0]), length=repr(g.size[1]))
+    else:
+        raise ValueError(f"geometry kind {g.kind!r} must be turned into a mesh before writing")
+
+
+def _inertial(parent, inertial: Inertial) -> None:
+    node = etree.SubElement(parent, "inertial")
+    if inertial.com.any():
+        etree.SubElement(node, "origin", xyz=_text(inertial.com), rpy="0.0 0.0 0.0")
+    etree.SubElement(node, "mass", value=repr(inertial.mass))
+    i = inertial.inertia
+    etree.SubElement(
+        node,
+        "inertia",
+        ixx=repr(float(i[0, 0])),
+        ixy=repr(float(i[0, 1])),
+        ixz=repr(float(i[0, 2])),
+        iyy=repr(float(i[1, 1])),
+        iyz=repr(float(i[1, 2])),
+        izz=repr(float(i[2, 2])),
+    )
+
+
+def _link(parent, link: Link) -> None:
+    node = etree.SubElement(parent, "link", name=link.name)
+    if link.inertial is not None:
+        _inertial(node, link.inertial)
+    for g in link.visuals:
+        _geometry(node, "visual", g)
+    for g in link.collisions:
+        _geometry(node, "collision", g)
+
+
+def _joint(parent, joint: Joint) -> None:
+    node = etree.SubElement(parent, "joint", name=joint.name, type=joint.type)
+    _origin(node, joint.origin)
+    etree.SubElement(node, "parent", link=joint.parent)
+    etree.SubElement(node, "child", link=joint.child)
+    if not joint.moving:
+        return
+    etree.SubElement(node, "axis", xyz=_text(joint.axis))
+    limit = {}
+    if joint.type in ("revolute", "prismatic"):
+        limit = {"lower": repr(joint.lower), "upper": repr(joint.upper)}
+    etree.SubElement(node, "limit", effort="0.0", velocity="0.0", **limit)
+    if joint.mimic is not None:
+        etree.SubElement(
+            node,
+            "mimic",
+            joint=joint.mimic.joint,
+            multiplier=repr(joint.mimic.multiplier),
+            offset=repr(joint.mimic.offset),
+        )
+
+
+def urdf_text(obj: ArticulatedObject) -> bytes:
+    """The URDF document of an object whose meshes already have their written filenames."""
+    obj = split_helical(obj)
+    robot = etree.Element("robot", name=obj.name)
+    for link in obj.links:
+        _link(robot, link)
+    for joint in obj.joints:
+        _joint(robot, joint)
+    return etree.tostring(robot, pretty_print=True, xml_declaration=True, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Written:
+    """urdf_path: the written file; object: the model as written (relative mesh filenames);
+    changes: what writing changed (mesh conversions, missing materials and textures)."""
+
+    urdf_path: Path
+    object: ArticulatedObject
+    changes: list[Change]
+
+
+def _written_meshes(
+    obj: ArticulatedObject, out_dir: Path, root: Path | None
+) -> tuple[ArticulatedObject, list[Change]]:
+    """Write every mesh (and capsule) of `obj` under out_dir/meshes; the object with the
+    written relative filenames."""
+    mesh_dir = out_dir / MESH_FOLDER
+    names = OutputNames()
+    changes: list[Change] = []
+    noted: set[tuple[str, str]] = set()
+
+    def note(code: str, message: str, element: str) -> None:
+        if (code, message) not in noted:
+            noted.add((code, message))
+            changes.append(Change(code, message, element=element))
+
+    def written(g: Geometry, element: str) -> Geometry:
+        if g.kind not in ("mesh", "capsule"):
+            return g
+        mesh_dir.mkdir(parents=True, exist_ok=True)
+        if g.kind == "capsule":
+            name = write_capsule_obj(g.size[0], g.size[1], mesh_dir, names)
+            note(
+                "geometry.capsule_meshed",
+                "capsule written as a triangle mesh (URDF has no capsule)",
+                element,
+            )
+            return Geometry("mesh", origin=g.origin, filename=f"{MESH_FOLDER}/{name}", name=g.name)
+        source = Path(g.filename)
+        if not source.is_absolute():
+            raise ValueError(f"mesh {g.filename} must be an absolute path before writing")
+        confine_to = root or source.parent
+        if source.suffix.lower() == ".obj":
+            name = write_obj_copy(source, mesh_dir, names, confine_to, changes)
+        else:
+            name = write_obj_converted(source, mesh_dir, names, confine_to)
+            note(
+                "mesh.converted",
+                f"{source.name} converted to OBJ (triangles only; its materials are not kept)",
+                element,
+            )
+        return replace(g, filename=f"{MESH_FOLDER}/{name}")
+
+    links = []
+    for link in obj.links:
+        element = f"link {link.name}"
+        links.append(
+            replace(
+                link,
+                visuals=tuple(written(g, element) for g in link.visuals),
+                collisions=tuple(written(g, element) for g in link.collisions),
+            )
+        )
+    return obj.replace(links=tuple(links)), changes
+
+
+def export_object(obj: ArticulatedObject, out_dir: Path, *, root: Path | None = None) -> Written:
+    """Write `obj` into `out_dir` (object.urdf + meshes/). `root` confines the material and
+    texture files copied with OBJ meshes (default: each mesh's own folder)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written_obj, changes = _written_meshes(obj, out_dir, root)
+    path = out_dir / URDF_NAME
+    path.write_bytes(urdf_text(written_obj))
+    return Written(path, written_obj, changes)
+
+
+def write_object(obj: ArticulatedObject, out_dir: Path, *, root: Path | None = None) -> Path:
+    """Write `obj` as `out_dir/object.urdf` with its meshes; returns the URDF path."""
+    return export_object(obj, out_dir, root=root).urdf_path
