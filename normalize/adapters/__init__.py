@@ -48,6 +48,7 @@ def formats() -> list[str]:
 
 # Format modules register themselves on import (keep these imports last).
 from normalize.adapters import (  # noqa: E402, F401
+    mjcf,
     partnet_mobility,
     urdf,
 )
