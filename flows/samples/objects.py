@@ -55,6 +55,14 @@ def _rotate_joint_frames(design: Design, s: Sampler) -> Design:
     return replace(design, joints=joints)
 
 
+def _unbounded_screws(design: Design) -> Design:
+    """A continuous joint driving the pair makes the composed screw unbounded."""
+    joints = [
+        replace(j, lower=None, upper=None) if j.type == "helical" else j for j in design.joints
+    ]
+    return replace(design, joints=joints)
+
+
 def _placement(s: Sampler) -> np.ndarray:
     yaw = s.u(-math.pi, math.pi, 4)
     return pose(rot_z(yaw), (s.u(-0.5, 0.5), s.u(-0.5, 0.5), s.u(0.0, 0.3)))
@@ -81,6 +89,7 @@ def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
         non_unit_axis=_pick_joints(design, plan.non_unit_axis, s, moving),
         upper_first=_pick_joints(design, plan.upper_first, s, ("revolute", "prismatic")),
         turn_first=plan.turn_first,
+        revolute_driver=plan.revolute_driver,
         angle_degree=plan.angle_degree,
         body_fragment=plan.body_fragment,
         relative_to=plan.relative_to,
@@ -101,8 +110,11 @@ def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
         labels.append("include_fragment")
     else:
         written, in_file = write_sdf(design, quirks), design
-    if fmt in ("partnet_mobility", "urdf") and has_helical:
+    pair = fmt in ("partnet_mobility", "urdf") and has_helical
+    if pair:
         labels.append("mimic_helical_pair")
+        if not quirks.revolute_driver:
+            in_file = _unbounded_screws(in_file)
     if fmt == "sdf" and has_helical:
         labels.append("screw_thread_pitch")
     flags = {
@@ -112,7 +124,8 @@ def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
         "non_unit_axis": bool(quirks.non_unit_axis),
         "limits_upper_first": bool(quirks.upper_first),
         "y_up": up_axis == "y",
-        "continuous_first_pair": quirks.turn_first and has_helical and fmt != "sdf",
+        "helical_pair_rotation_first": pair and quirks.turn_first,
+        "helical_pair_revolute_driver": pair and quirks.revolute_driver,
         "angle_degree": quirks.angle_degree,
         "body_fragment": quirks.body_fragment and "parts/sliding.xml" in written.files,
         "relative_to": quirks.relative_to and any(j.type == "fixed" for j in design.joints),

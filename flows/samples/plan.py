@@ -33,7 +33,8 @@ class ObjectPlan:
     rotated_frames: bool = False  # joint frames turned, so written axes differ from world axes
     non_unit_axis: int = 0  # how many joints get an axis of length 2
     upper_first: int = 0  # how many joints get their limits written upper-first
-    turn_first: bool = False  # URDF helical pair: the continuous joint comes first
+    turn_first: bool = False  # URDF helical pair: the rotational joint comes first
+    revolute_driver: bool = False  # URDF helical pair: a bounded (revolute) rotational joint
     angle_degree: bool = False  # MJCF
     body_fragment: bool = False  # MJCF
     relative_to: bool = False  # SDF
@@ -80,7 +81,7 @@ DEMO = [
     _demo("sample_urdf", "keyboard"),
     _demo("sample_urdf_yup", "cabinet", helpers=True),
     _demo("sample_urdf_yup", "laptop"),
-    _demo("sample_urdf_yup", "bottle"),
+    _demo("sample_urdf_yup", "bottle", revolute_driver=True),
     _demo("sample_mjcf", "cabinet", helpers=True, body_fragment=True, angle_degree=True),
     _demo("sample_mjcf", "refrigerator", helpers=True),
     _demo("sample_mjcf", "laptop", helpers=True, angle_degree=True),
@@ -119,6 +120,7 @@ def _random_plan(index: int, source: str, kind: str, seed: int) -> ObjectPlan:
         non_unit_axis=int(p(0.25)),
         upper_first=int(fmt != "mjcf" and p(0.1)),
         turn_first=p(0.5),
+        revolute_driver=p(0.5),
         angle_degree=fmt == "mjcf" and p(0.5),
         body_fragment=fmt == "mjcf" and p(0.3),
         relative_to=fmt == "sdf" and p(0.5),

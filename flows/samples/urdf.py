@@ -171,18 +171,23 @@ class _UrdfWriter:
         )
 
     def _helical_pair(self, joint, name, parent, child, origin, axis) -> None:
-        """Prismatic + continuous through a massless link, coupled by <mimic>."""
+        """Prismatic + rotational joint through a massless link, the prismatic one mimicking
+        the rotational one. The rotational driver is continuous (its screw is then unbounded:
+        the follower's limits, the cap's travel, are not part of a mimic coupling) or, with the
+        `revolute_driver` quirk, revolute with the screw's limits."""
         helper = f"{child}_helper"
         slide = f"{name}_slide" if not self.partnet else f"joint_{len(self.design.links)}"
-        bounds = sorted((joint.pitch * joint.lower, joint.pitch * joint.upper))
+        travel = tuple(sorted((joint.pitch * joint.lower, joint.pitch * joint.upper)))
         mimic = f'<mimic joint="{name}" multiplier="{nums([joint.pitch])}" offset="0"/>'
+        turn = "revolute" if self.quirks.revolute_driver else "continuous"
+        turn_limits = (joint.lower, joint.upper) if self.quirks.revolute_driver else None
         self.lines.append(f'{self.ind}<link name="{helper}"/>')
         if self.quirks.turn_first:
-            self._joint(name, "continuous", parent, helper, origin, axis)
-            self._joint(slide, "prismatic", helper, child, np.eye(4), axis, tuple(bounds), mimic)
+            self._joint(name, turn, parent, helper, origin, axis, turn_limits)
+            self._joint(slide, "prismatic", helper, child, np.eye(4), axis, travel, mimic)
         else:
-            self._joint(slide, "prismatic", parent, helper, origin, axis, tuple(bounds), mimic)
-            self._joint(name, "continuous", helper, child, np.eye(4), axis)
+            self._joint(slide, "prismatic", parent, helper, origin, axis, travel, mimic)
+            self._joint(name, turn, helper, child, np.eye(4), axis, turn_limits)
 
     # ----------------------------------------------------------------- document
     def text(self) -> str:

@@ -15,7 +15,8 @@ class Quirks:
 
     non_unit_axis: frozenset[str] = frozenset()  # axis written with length 2
     upper_first: frozenset[str] = frozenset()  # limits written as lower > upper
-    turn_first: bool = False  # URDF helical pair: continuous joint before the prismatic one
+    turn_first: bool = False  # URDF helical pair: rotational joint before the prismatic one
+    revolute_driver: bool = False  # URDF helical pair: the rotational joint is revolute
     angle_degree: bool = False  # MJCF <compiler angle="degree">
     body_fragment: bool = False  # MJCF sliding parts in an <include>d file
     relative_to: bool = False  # SDF helper-link poses relative_to their parent link
