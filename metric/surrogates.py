@@ -1,0 +1,85 @@
+"""Smooth, swap-invariant surrogates of E^2 for use as training losses.
+
+E is not differentiable where its two swap branches tie. Two smooth replacements:
+
+- the invariant form: with s = z- + z+ and d = z- - z+ (D = d d^T),
+  E^2 = A - <s1, s2> - |<d1, d2>| where A sums the four squared endpoint norms and
+  <d1, d2>^2 = tr(D1 G D2 G); replacing |x| by sqrt(x^2 + epsilon) makes it smooth and it equals
+  E^2 at epsilon = 0;
+- the soft-min over the two branch sums with a temperature T: it lies within T log 2 below E^2
+  and tends to E^2 as T -> 0.
+
+Both accept `kappa` to act on the compactified endpoints (E^phi).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metric.joint_distance import check_bounded, check_kappa, endpoint_scales, endpoints, transform
+from metric.joints import Joints
+from metric.norms import gram_factor
+
+
+def swap_invariants(joints: Joints, norm=None, kappa: float | None = None):
+    """(s (N, 6), D (N, 6, 6)): s = z- + z+ and D = (z- - z+)(z- - z+)^T, unchanged when the two
+    endpoints are swapped (`norm` is only needed under phi, i.e. with `kappa`)."""
+    a, b = endpoints(joints, norm, kappa)
+    d = a - b
+    return a + b, d[:, :, None] * d[:, None, :]
+
+
+def _scaled(j1: Joints, j2: Joints, norm, kappa):
+    """Transformed twists and endpoint multipliers of both batches (same Gram per pair)."""
+    if len(j1) != len(j2):
+        raise ValueError(f"joint batches differ in length: {len(j1)} and {len(j2)}")
+    kappa = check_kappa(kappa)
+    if kappa is None:
+        check_bounded(j1, "first joints")
+        check_bounded(j2, "second joints")
+    _, factor = gram_factor(norm, len(j1))
+    out = []
+    for joints in (j1, j2):
+        t = transform(joints.twist, factor)
+        r = np.sqrt(np.einsum("ni,ni->n", t, t))
+        out.append((t, *endpoint_scales(joints.lower, joints.upper, r, kappa)))
+    return out
+
+
+def invariant_surrogate(
+    j1: Joints, j2: Joints, norm, epsilon: float = 1e-9, kappa: float | None = None
+) -> np.ndarray:
+    """(N,) A - <s1, s2> - sqrt(<d1, d2>^2 + epsilon): smooth in the joints for epsilon > 0,
+    equal to E^2 at epsilon = 0 (may dip slightly below zero near ties for epsilon > 0)."""
+    epsilon = float(epsilon)
+    if not (np.isfinite(epsilon) and epsilon >= 0.0):
+        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon}")
+    (t1, a1, b1), (t2, a2, b2) = _scaled(j1, j2, norm, kappa)
+    p1 = np.einsum("ni,ni->n", t1, t1)
+    p2 = np.einsum("ni,ni->n", t2, t2)
+    r = np.einsum("ni,ni->n", t1, t2)
+    total = (a1 * a1 + b1 * b1) * p1 + (a2 * a2 + b2 * b2) * p2
+    s_term = (a1 + b1) * (a2 + b2) * r
+    d_term = (a1 - b1) * (a2 - b2) * r
+    return total - s_term - np.sqrt(d_term * d_term + epsilon)
+
+
+def softmin_surrogate(
+    j1: Joints, j2: Joints, norm, temperature: float, kappa: float | None = None
+) -> np.ndarray:
+    """(N,) -T log(exp(-direct / T) + exp(-swapped / T)) over the two branch sums of E^2:
+    smooth, at most T log 2 below E^2, and equal to E^2 in the limit T -> 0."""
+    temperature = float(temperature)
+    if not (np.isfinite(temperature) and temperature > 0.0):
+        raise ValueError(f"temperature must be finite and > 0, got {temperature}")
+    (t1, a1, b1), (t2, a2, b2) = _scaled(j1, j2, norm, kappa)
+    za1, zb1 = a1[:, None] * t1, b1[:, None] * t1
+    za2, zb2 = a2[:, None] * t2, b2[:, None] * t2
+
+    def sq(x):
+        return np.einsum("ni,ni->n", x, x)
+
+    direct = sq(za1 - za2) + sq(zb1 - zb2)
+    swapped = sq(za1 - zb2) + sq(zb1 - za2)
+    low = np.minimum(direct, swapped)
+    return low - temperature * np.log1p(np.exp(-np.abs(direct - swapped) / temperature))

@@ -1,0 +1,105 @@
+"""Kinematic trees for the tree lift: edges between hashable node ids, one joint per edge.
+
+Trees are unrooted (the base link is not special) and node ids only name nodes. Exactly fixed
+edges (E(J, J0) == 0: zero twist or limits [0, 0]) are contracted before any comparison; the
+contracted tree keeps the moving joints, the node classes they join, and a side matrix:
+side[z, e] is True when edge e lies below edge z once the tree is rooted at an arbitrary node.
+Edge z lies on the path between edges x and y exactly when side[z, x] != side[z, y].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components, depth_first_order
+
+from metric.joints import Joints
+
+
+def _graph(n_nodes: int, u: np.ndarray, v: np.ndarray):
+    return coo_matrix((np.ones(len(u)), (u, v)), shape=(n_nodes, n_nodes)).tocsr()
+
+
+def node_classes(n_nodes: int, u: np.ndarray, v: np.ndarray, merged: np.ndarray) -> np.ndarray:
+    """(n_nodes,) class label of each node after contracting the edges selected by `merged`."""
+    _, labels = connected_components(_graph(n_nodes, u[merged], v[merged]), directed=False)
+    return labels
+
+
+@dataclass(frozen=True)
+class Contracted:
+    """The moving part of a tree: `moving` holds the original joint indices of the kept edges,
+    `u`, `v` their end classes, `side` the (m, m) side matrix."""
+
+    moving: np.ndarray
+    u: np.ndarray
+    v: np.ndarray
+    side: np.ndarray
+
+
+class Tree:
+    """A kinematic tree: `edges` [(parent, child), ...] with hashable node ids and `joints`, the
+    Joints batch holding one joint per edge in the same order.
+
+    Raises ValueError unless the edges form a tree (connected, no cycle, no self-loop) with as
+    many joints as edges. A tree without edges (a single link) is allowed.
+    """
+
+    def __init__(self, edges, joints: Joints):
+        edges = [tuple(e) for e in edges]
+        if any(len(e) != 2 for e in edges):
+            raise ValueError("every edge must be a (parent, child) pair")
+        if len(edges) != len(joints):
+            raise ValueError(f"{len(edges)} edges but {len(joints)} joints")
+        index: dict = {}
+        for parent, child in edges:
+            if parent == child:
+                raise ValueError(f"edge ({parent!r}, {child!r}) joins a node to itself")
+            index.setdefault(parent, len(index))
+            index.setdefault(child, len(index))
+        self.edges = tuple(edges)
+        self.joints = joints
+        self.nodes = tuple(index)
+        self.u = np.array([index[p] for p, _ in edges], dtype=np.int64)
+        self.v = np.array([index[c] for _, c in edges], dtype=np.int64)
+        if edges:
+            if len(index) != len(edges) + 1:
+                raise ValueError(
+                    f"edges do not form a tree: {len(edges)} edges on {len(index)} nodes "
+                    "(a tree has one node more than edges; duplicate edges or a cycle?)"
+                )
+            count, _ = connected_components(_graph(len(index), self.u, self.v), directed=False)
+            if count != 1:
+                raise ValueError(f"edges do not form a tree: {count} separate parts")
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+    @cached_property
+    def contracted(self) -> Contracted:
+        """The tree with its exactly fixed edges contracted (computed once per tree)."""
+        fixed = self.joints.fixed
+        moving = np.flatnonzero(~fixed)
+        if len(moving) == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return Contracted(moving, empty, empty, np.zeros((0, 0), dtype=bool))
+        labels = node_classes(len(self.nodes), self.u, self.v, fixed)
+        u, v = labels[self.u[moving]], labels[self.v[moving]]
+        return Contracted(moving, u, v, _side_matrix(u, v))
+
+
+def _side_matrix(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """side[z, e]: edge e lies strictly below edge z in the tree rooted at node 0."""
+    n_nodes = len(u) + 1
+    order, parent = depth_first_order(_graph(n_nodes, u, v), 0, directed=False)
+    position = np.empty(n_nodes, dtype=np.int64)
+    position[order] = np.arange(n_nodes)
+    size = np.ones(n_nodes, dtype=np.int64)
+    for node in order[:0:-1]:  # children before parents, root last (skipped)
+        size[parent[node]] += size[node]
+    lower = np.where(parent[v] == u, v, u)  # the end of each edge away from the root
+    start = position[lower]
+    return (start[:, None] < start[None, :]) & (start[None, :] < (start + size[lower])[:, None])

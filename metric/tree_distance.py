@@ -1,0 +1,493 @@
+"""The tree lift E^tree, its assignment relaxation, the realizability certificate, an exact
+branch and bound, and the constant-penalty skeleton distance D_lambda.
+
+After contracting exactly fixed edges, every edit sequence T1 ~> T2 reduces to: contract the
+edges of T1 that do not survive, substitute the survivors, expand the edges T2 needs. So
+
+    E^tree(T1, T2) = min over realizable matchings M of
+                     sum_{(i,k) in M} E(J1_i, J2_k) + sum_{unmatched J} E(J, J0),
+
+where M (a partial one-to-one matching of edges) is realizable when contracting every unmatched
+edge of both trees leaves two trees that are isomorphic with matched edges corresponding.
+Trees are unrooted: the base link is free, as with relabeling.
+
+Writing savings S_ik = E(J1_i, J0) + E(J0, J2_k) - E(J1_i, J2_k), E^tree = (all contraction
+costs) - max over realizable M of the summed savings. Dropping realizability gives the
+assignment relaxation (a lower bound, one Hungarian solve). Realizability is decided two ways:
+
+- whole matching: two edge-labelled trees are isomorphic iff they have the same family of
+  node incidence sets (the sets of edge labels meeting at each node), checked in linear time;
+- during the search: M is realizable iff for every three matched pairs the betweenness agrees
+  (edge z lies on the path between x and y in T1 iff its partner does in T2), because
+  contraction keeps betweenness and, for trees, the edge adjacency determines the tree.
+
+Realizability is inherited by sub-matchings, so the exact search is a branch and bound over
+matchings: each node fixes some pairs and forbids others, its bound is the relaxation restricted
+to pairs consistent with the fixed ones (a valid upper bound on savings), and a violated triple
+in the relaxation's matching splits the node into three disjoint children (forbid the first
+pair; fix it and forbid the second; fix both and forbid the third). Search ends when no open node
+can beat the best realizable matching found, which is then optimal (up to a relative tolerance
+of 1e-12 on the savings).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from metric.joint_distance import distance_to_fixed, joint_distance_matrix
+from metric.norms import gram_factor
+from metric.tree import Tree, node_classes
+
+#: Relative tolerance on savings below which the search treats values as equal.
+_TOLERANCE = 1e-12
+#: With a budget, repair a node's relaxation into a realizable matching every this many nodes.
+_REPAIR_EVERY = 8
+#: Bits per integer code when comparing betweenness patterns.
+_CODE_BITS = 62
+
+
+@dataclass(frozen=True)
+class TreeDistance:
+    """Result of `tree_distance`.
+
+    value: cost of the best realizable matching found (E^tree itself when `exact`).
+    lower_bound: a proven lower bound on E^tree (equal to `value` when `exact`).
+    relaxation: the assignment relaxation (a lower bound, no realizability constraint).
+    certified: the relaxation's optimal matching is realizable, so E^tree == relaxation.
+    exact: `value` is proven optimal (certified, or the search finished within its budget).
+    matching: [(i, k), ...] original joint indices of T1 and T2 matched by `value`'s matching.
+    nodes_explored: relaxations solved by the search (1 when certified).
+    """
+
+    value: float
+    lower_bound: float
+    relaxation: float
+    certified: bool
+    exact: bool
+    matching: list = field(default_factory=list)
+    nodes_explored: int = 0
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The assignment relaxation: its value (a lower bound on E^tree), its optimal matching in
+    original joint indices, and whether that matching is realizable (then value == E^tree)."""
+
+    value: float
+    matching: list
+    certified: bool
+
+
+# --------------------------------------------------------------------------- costs
+
+
+def _tree_grams(norm, t1: Tree, t2: Tree):
+    """(gram for T1's joints, gram for T2's joints): one shared Gram, or a pair of per-joint
+    Gram stacks indexed by the original joints of each tree."""
+    if isinstance(norm, (tuple, list)):
+        if len(norm) != 2:
+            raise ValueError("per-joint norms for two trees are a pair (G1, G2)")
+        g1, _ = gram_factor(norm[0], len(t1), "norm of the first tree")
+        g2, _ = gram_factor(norm[1], len(t2), "norm of the second tree")
+        if g1.ndim == 2 and g2.ndim == 2:
+            return g1, g2
+        if g1.ndim != 3 or g2.ndim != 3:
+            raise ValueError("a norm pair holds per-joint Grams (N1, 6, 6) and (N2, 6, 6)")
+        return g1, g2
+    gram, _ = gram_factor(norm, what="norm")
+    if gram.ndim == 3:
+        raise ValueError(
+            "per-joint Grams for trees must be a pair (G1 (N1, 6, 6), G2 (N2, 6, 6)), one stack "
+            "per tree"
+        )
+    return gram, gram
+
+
+def _select(gram: np.ndarray, index: np.ndarray) -> np.ndarray:
+    return gram if gram.ndim == 2 else gram[index]
+
+
+@dataclass
+class _Problem:
+    """Contracted trees with their costs: cost (n1, n2) substitution, del1/del2 contraction."""
+
+    t1: Tree
+    t2: Tree
+    cost: np.ndarray
+    del1: np.ndarray
+    del2: np.ndarray
+
+    @property
+    def savings(self) -> np.ndarray:
+        return self.del1[:, None] + self.del2[None, :] - self.cost
+
+    def value(self, pairs) -> float:
+        """Edit cost of a matching given in contracted indices."""
+        keep1 = np.ones(len(self.del1), dtype=bool)
+        keep2 = np.ones(len(self.del2), dtype=bool)
+        total = 0.0
+        for i, k in pairs:
+            total += self.cost[i, k]
+            keep1[i] = keep2[k] = False
+        return float(total + self.del1[keep1].sum() + self.del2[keep2].sum())
+
+    def original(self, pairs) -> list:
+        m1, m2 = self.t1.contracted.moving, self.t2.contracted.moving
+        return sorted((int(m1[i]), int(m2[k])) for i, k in pairs)
+
+
+def _problem(t1: Tree, t2: Tree, norm, kappa) -> _Problem:
+    g1, g2 = _tree_grams(norm, t1, t2)
+    c1, c2 = t1.contracted, t2.contracted
+    j1, j2 = t1.joints[c1.moving], t2.joints[c2.moving]
+    return _Problem(
+        t1,
+        t2,
+        joint_distance_matrix(j1, j2, _select(g2, c2.moving), kappa),
+        distance_to_fixed(j1, _select(g1, c1.moving), kappa),
+        distance_to_fixed(j2, _select(g2, c2.moving), kappa),
+    )
+
+
+def _max_matching(weights: np.ndarray):
+    """Maximum-weight matching of a non-negative matrix: (total, [(row, col), ...]) over the
+    entries > 0 it uses."""
+    rows = np.flatnonzero(weights.any(axis=1))
+    cols = np.flatnonzero(weights.any(axis=0))
+    if len(rows) == 0:
+        return 0.0, []
+    sub = weights[np.ix_(rows, cols)]
+    r, c = linear_sum_assignment(sub, maximize=True)
+    used = sub[r, c] > 0.0
+    pairs = [(int(rows[a]), int(cols[b])) for a, b in zip(r[used], c[used], strict=True)]
+    return float(sub[r[used], c[used]].sum()), pairs
+
+
+# --------------------------------------------------------------------------- realizability
+
+
+def _incidence_family(n_nodes, u, v, matched_edges) -> set:
+    """Node incidence sets (by matching position) of the tree left after contracting every edge
+    not listed in `matched_edges` (edge indices into u, v)."""
+    merged = np.ones(len(u), dtype=bool)
+    merged[matched_edges] = False
+    labels = node_classes(n_nodes, u, v, merged)
+    incident: dict = {}
+    for position, edge in enumerate(matched_edges):
+        incident.setdefault(labels[u[edge]], set()).add(position)
+        incident.setdefault(labels[v[edge]], set()).add(position)
+    return {frozenset(s) for s in incident.values()}
+
+
+def _realizable_contracted(t1: Tree, t2: Tree, pairs) -> bool:
+    if len(pairs) <= 2:
+        return True
+    c1, c2 = t1.contracted, t2.contracted
+    e1 = np.array([i for i, _ in pairs])
+    e2 = np.array([k for _, k in pairs])
+    return _incidence_family(len(c1.u) + 1, c1.u, c1.v, e1) == _incidence_family(
+        len(c2.u) + 1, c2.u, c2.v, e2
+    )
+
+
+def _to_contracted(tree: Tree, joints, which: str) -> np.ndarray:
+    """Contracted indices of original joint indices; ValueError for fixed (contracted) joints."""
+    position = np.full(len(tree), -1, dtype=np.int64)
+    position[tree.contracted.moving] = np.arange(len(tree.contracted.moving))
+    joints = np.asarray(joints, dtype=np.int64)
+    if joints.size and (joints.min() < 0 or joints.max() >= len(tree)):
+        raise ValueError(f"matching refers to joints outside the {which} tree")
+    out = position[joints]
+    if (out < 0).any():
+        raise ValueError(f"matching uses exactly fixed joints of the {which} tree")
+    return out
+
+
+def matching_realizable(t1: Tree, t2: Tree, matching) -> bool:
+    """Does `matching` [(i, k), ...] (original joint indices, moving joints only, one-to-one)
+    extend to an isomorphism of the two trees with every unmatched edge contracted?"""
+    matching = [(int(i), int(k)) for i, k in matching]
+    if len({i for i, _ in matching}) != len(matching) or len({k for _, k in matching}) != len(
+        matching
+    ):
+        raise ValueError("a matching pairs each joint at most once")
+    a = _to_contracted(t1, [i for i, _ in matching], "first")
+    b = _to_contracted(t2, [k for _, k in matching], "second")
+    return _realizable_contracted(t1, t2, list(zip(a.tolist(), b.tolist(), strict=True)))
+
+
+def _betweenness(side: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """(s, s, s) bool: between[x, y, z] = edge z lies strictly on the path between x and y."""
+    sub = side[np.ix_(edges, edges)].T  # sub[x, z] = side[z, x]
+    out = sub[:, None, :] != sub[None, :, :]
+    s = len(edges)
+    diagonal = np.arange(s)
+    out[diagonal, :, diagonal] = False
+    out[:, diagonal, diagonal] = False
+    return out
+
+
+def _conflict(side1, side2, pairs, strength=None):
+    """Positions (x, y, z) in `pairs` of a triple whose betweenness differs, or None. With
+    `strength` (one value per pair) the triple whose weakest pair is strongest is chosen."""
+    e1 = np.array([i for i, _ in pairs])
+    e2 = np.array([k for _, k in pairs])
+    diff = _betweenness(side1, e1) != _betweenness(side2, e2)
+    if not diff.any():
+        return None
+    triples = np.argwhere(diff)
+    best = 0 if strength is None else int(np.argmax(strength[triples].min(axis=1)))
+    return tuple(int(x) for x in triples[best])
+
+
+# --------------------------------------------------------------------------- search
+
+
+def _codes(bits: np.ndarray) -> np.ndarray:
+    """Integer codes of boolean rows (n, b) -> (n, ceil(b / 62)) so rows compare as integers."""
+    n, b = bits.shape
+    chunks = max(1, -(-b // _CODE_BITS))
+    out = np.zeros((n, chunks), dtype=np.int64)
+    for c in range(chunks):
+        part = bits[:, c * _CODE_BITS : (c + 1) * _CODE_BITS]
+        out[:, c] = part.astype(np.int64) @ (
+            np.int64(1) << np.arange(part.shape[1], dtype=np.int64)
+        )
+    return out
+
+
+def _pattern(side: np.ndarray, new: int, fixed: np.ndarray) -> np.ndarray:
+    """(n, 3 m) betweenness of every candidate edge j against the new edge and each fixed edge
+    a: is j between new and a, is a between j and new, is new between j and a."""
+    below = side[:, [new]]  # side[j, new]
+    above = side[[new], :].T  # side[new, j]
+    return np.hstack(
+        [below != side[:, fixed], side[fixed, new][None, :] != side[fixed, :].T,
+         side[new, fixed][None, :] != above]
+    )  # fmt: skip
+
+
+class _Search:
+    """Best-first branch and bound over realizable matchings, in savings (maximized)."""
+
+    def __init__(self, problem: _Problem, deadline: float | None, max_nodes: int | None):
+        # Best-first search expands the same nodes whatever the incumbent, so greedy repairs
+        # during the search only improve the value returned when a budget runs out.
+        self.anytime = deadline is not None or max_nodes is not None
+        self.side1 = problem.t1.contracted.side
+        self.side2 = problem.t2.contracted.side
+        self.savings = problem.savings
+        self.allowed = self.savings > 0.0
+        self.tolerance = _TOLERANCE * max(1.0, float(problem.del1.sum() + problem.del2.sum()))
+        self.deadline = deadline
+        self.max_nodes = max_nodes
+        self.nodes = 0
+        self.best = 0.0
+        self.best_pairs: list = []
+        self._heap: list = []
+        self._counter = 0
+
+    # -- consistency of fixed pairs
+
+    def _fix(self, compat: np.ndarray, fixed: list, pair) -> np.ndarray:
+        """Candidate pairs still consistent after adding `pair` to the consistent set `fixed`."""
+        i, k = pair
+        compat = compat.copy()
+        compat[i, :] = False
+        compat[:, k] = False
+        if not fixed:
+            return compat
+        fa = np.array([a for a, _ in fixed])
+        fb = np.array([b for _, b in fixed])
+        bits1 = _pattern(self.side1, i, fa)
+        bits2 = _pattern(self.side2, k, fb)
+        same = (_codes(bits1)[:, None, :] == _codes(bits2)[None, :, :]).all(axis=2)
+        return compat & same
+
+    def _consistent(self, pairs: list, pair) -> bool:
+        """Is `pairs` + [pair] realizable, given that `pairs` is?"""
+        if len(pairs) < 2:
+            return True
+        j, l = pair
+        ca = np.array([a for a, _ in pairs])
+        cb = np.array([b for _, b in pairs])
+        s1, s2 = self.side1, self.side2
+        # j between a and b; b between j and a (covers a between j and b by symmetry).
+        x1 = s1[j, ca][:, None] != s1[j, ca][None, :]
+        x2 = s2[l, cb][:, None] != s2[l, cb][None, :]
+        y1 = s1[ca, j][None, :] != s1[np.ix_(ca, ca)].T
+        y2 = s2[cb, l][None, :] != s2[np.ix_(cb, cb)].T
+        off = ~np.eye(len(pairs), dtype=bool)
+        return bool(np.all(x1 == x2) and np.all((y1 == y2) | ~off))
+
+    # -- nodes
+
+    def _evaluate(self, fixed: list, fixed_savings: float, compat, forbid) -> None:
+        """Solve a node's relaxation; record feasible matchings; queue it if still open."""
+        self.nodes += 1
+        weights = np.where(self.allowed & compat & ~forbid, self.savings, 0.0)
+        bound, free = _max_matching(weights)
+        bound += fixed_savings
+        if bound <= self.best + self.tolerance:
+            return
+        pairs = fixed + free
+        conflict = None
+        if len(pairs) > 2:
+            # Branch on the conflict among the most valuable free pairs (fixed ones count as
+            # unbounded): about half the nodes of taking the first conflict found.
+            strength = np.array([self.savings[p] for p in pairs])
+            strength[: len(fixed)] = np.inf
+            conflict = _conflict(self.side1, self.side2, pairs, strength)
+        if conflict is None:
+            self.best, self.best_pairs = bound, pairs
+            return
+        if self.anytime and self.nodes % _REPAIR_EVERY == 0:
+            self.repair(fixed, fixed_savings, free)
+        if bound <= self.best + self.tolerance:
+            return
+        self._counter += 1
+        node = (fixed, fixed_savings, compat, forbid, [pairs[p] for p in conflict])
+        heapq.heappush(self._heap, (-bound, self._counter, node))
+
+    def repair(self, fixed: list, fixed_savings: float, free: list) -> None:
+        """Greedy feasible matching: the fixed pairs plus free pairs by decreasing savings."""
+        pairs, total = list(fixed), fixed_savings
+        for pair in sorted(free, key=lambda p: -self.savings[p]):
+            if self._consistent(pairs, pair):
+                pairs.append(pair)
+                total += self.savings[pair]
+        if total > self.best:
+            self.best, self.best_pairs = total, pairs
+
+    def _branch(self, node) -> None:
+        fixed, fixed_savings, compat, forbid, triple = node
+        free = sorted((p for p in triple if p not in fixed), key=lambda p: -self.savings[p])
+        for j, pair in enumerate(free):
+            child_forbid = forbid.copy()
+            child_forbid[pair] = True
+            child_fixed, child_savings, child_compat = list(fixed), fixed_savings, compat
+            for earlier in free[:j]:
+                if not child_compat[earlier]:
+                    return  # no realizable matching holds all of free[:j]: later children empty
+                child_compat = self._fix(child_compat, child_fixed, earlier)
+                child_fixed.append(earlier)
+                child_savings += self.savings[earlier]
+            self._evaluate(child_fixed, child_savings, child_compat, child_forbid)
+
+    def _out_of_budget(self) -> bool:
+        if self.max_nodes is not None and self.nodes >= self.max_nodes:
+            return True
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def run(self, start_pairs: list) -> float:
+        """Search from the root (seeded with a greedy repair of `start_pairs`); returns the best
+        upper bound on savings still possible (== self.best when the search finished)."""
+        n1, n2 = self.savings.shape
+        self.repair([], 0.0, start_pairs)
+        self._evaluate([], 0.0, np.ones((n1, n2), dtype=bool), np.zeros((n1, n2), dtype=bool))
+        while self._heap:
+            neg_bound, _, node = self._heap[0]
+            if -neg_bound <= self.best + self.tolerance:
+                self._heap.clear()
+                break
+            if self._out_of_budget():
+                return -neg_bound
+            heapq.heappop(self._heap)
+            self._branch(node)
+        return self.best
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def assignment_distance(t1: Tree, t2: Tree, norm, kappa: float | None = None) -> Assignment:
+    """The assignment relaxation of E^tree (contraction costs E(J, J0), substitution E) with its
+    optimal matching and the realizability certificate. `norm`: a (6, 6) Gram, or a pair of
+    per-joint stacks (G1 (N1, 6, 6), G2 (N2, 6, 6)); substitution (i, k) uses G2[k]."""
+    problem = _problem(t1, t2, norm, kappa)
+    _, pairs = _max_matching(np.maximum(problem.savings, 0.0))
+    return Assignment(
+        value=problem.value(pairs),
+        matching=problem.original(pairs),
+        certified=_realizable_contracted(t1, t2, pairs),
+    )
+
+
+def tree_distance(
+    t1: Tree, t2: Tree, norm, kappa: float | None = None, exact: bool = True, budget=None
+) -> TreeDistance:
+    """E^tree(T1, T2) (E^phi,tree when `kappa` is given), trees unrooted up to relabeling.
+
+    norm: one (6, 6) Gram, or a pair (G1 (N1, 6, 6), G2 (N2, 6, 6)) of per-joint Grams indexed by
+    the original joints of each tree: substituting J1[i] by J2[k] is measured in G2[k] (the
+    second tree is the reference), contracting or expanding a joint in its own Gram.
+    exact: search until the value is proven optimal; False returns the relaxation as lower bound
+    with a greedy realizable matching as value (exact only when certified).
+    budget: None (no limit), a float number of seconds or an int number of search nodes; when
+    it runs out the result holds the best value and lower bound so far with exact=False.
+    """
+    deadline = max_nodes = None
+    if budget is not None:
+        if isinstance(budget, (bool, np.bool_)) or not isinstance(
+            budget, (int, float, np.integer, np.floating)
+        ):
+            raise ValueError(f"budget must be seconds (float) or search nodes (int), got {budget}")
+        if budget <= 0:
+            raise ValueError(f"budget must be > 0, got {budget}")
+        if isinstance(budget, (int, np.integer)):
+            max_nodes = int(budget)
+        else:
+            deadline = time.perf_counter() + float(budget)
+    problem = _problem(t1, t2, norm, kappa)
+    savings = problem.savings
+    relax_savings, relax_pairs = _max_matching(np.maximum(savings, 0.0))
+    relaxation = problem.value(relax_pairs)
+    if _realizable_contracted(t1, t2, relax_pairs):
+        return TreeDistance(
+            value=relaxation,
+            lower_bound=relaxation,
+            relaxation=relaxation,
+            certified=True,
+            exact=True,
+            matching=problem.original(relax_pairs),
+            nodes_explored=1,
+        )
+    search = _Search(problem, deadline, max_nodes)
+    if exact:
+        upper_savings = search.run(relax_pairs)
+    else:
+        search.repair([], 0.0, relax_pairs)
+        upper_savings = relax_savings
+    value = problem.value(search.best_pairs)
+    proven = upper_savings <= search.best + search.tolerance
+    base = float(problem.del1.sum() + problem.del2.sum())
+    return TreeDistance(
+        value=value,
+        lower_bound=value if proven else max(relaxation, base - upper_savings),
+        relaxation=relaxation,
+        certified=False,
+        exact=bool(proven),
+        matching=problem.original(search.best_pairs),
+        nodes_explored=max(1, search.nodes),
+    )
+
+
+def skeleton_distance(a, b, norm, penalty: float, kappa: float | None = None) -> float:
+    """The constant-penalty skeleton distance D_lambda: optimal assignment of the moving joints
+    with E as substitution cost and `penalty` (lambda >= 0) per unmatched joint. `a`, `b` are
+    Trees or Joints batches (exactly fixed joints are left out); `norm` a single (6, 6) Gram."""
+    penalty = float(penalty)
+    if not (np.isfinite(penalty) and penalty >= 0.0):
+        raise ValueError(f"penalty must be finite and >= 0, got {penalty}")
+    j1 = a.joints if isinstance(a, Tree) else a
+    j2 = b.joints if isinstance(b, Tree) else b
+    j1, j2 = j1[~j1.fixed], j2[~j2.fixed]
+    cost = joint_distance_matrix(j1, j2, norm, kappa)
+    _, pairs = _max_matching(np.maximum(2.0 * penalty - cost, 0.0))
+    matched = float(sum(cost[i, k] for i, k in pairs))
+    return matched + penalty * (len(j1) + len(j2) - 2 * len(pairs))
