@@ -1,0 +1,83 @@
+"""Release-card statistics: plots exist, the Table 9 style table, byte-identical reruns."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from taxonomy import load_taxonomy, write_release_statistics
+from taxonomy.stats import PLOTS, _share_rank
+
+
+@pytest.fixture(scope="module")
+def frames():
+    """Objects in every supercategory (two categories each, sizes 1..30) and their joints."""
+    tax = load_taxonomy()
+    rows, size = [], 1
+    for supercategory in tax.supercategories:
+        names = [c.name for c in tax.categories.values() if c.supercategory == supercategory][:2]
+        for category in names:
+            for i in range(size):
+                source = ("lib_a", "lib_b", "lib_c")[i % 3]
+                rows.append((f"{category}_{i}", category, supercategory, source))
+            size += 1
+    objects = pd.DataFrame(rows, columns=["object_id", "category", "supercategory", "source"])
+    types = ["fixed", "revolute", "revolute", "prismatic", "continuous", "helical"]
+    joints = pd.DataFrame(
+        [(oid, types[i % len(types)]) for i, oid in enumerate(objects["object_id"])],
+        columns=["object_id", "type"],
+    )
+    return objects, joints
+
+
+def test_writes_plots_and_a_table_row_per_supercategory(tmp_path, frames):
+    objects, joints = frames
+    markdown = write_release_statistics(objects, joints, tmp_path / "plots")
+    for name in PLOTS.values():
+        assert (tmp_path / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"(plots/{name})" in markdown
+    table = [line for line in markdown.splitlines() if line.startswith("| ")][1:]
+    supercategory_rows = [
+        line for line in table if line.split("|")[1].strip() in set(objects["supercategory"])
+    ]
+    assert len(supercategory_rows) == 15
+    # Ordered by size; the largest supercategory holds the two largest categories (29, 30).
+    last = load_taxonomy().supercategories[-1]
+    largest = supercategory_rows[0].split("|")
+    assert largest[1].strip() == last and largest[2].strip() == "59"
+    assert largest[3].strip() == "2"
+    names = [c for c in objects[objects["supercategory"] == last]["category"].unique()]
+    assert largest[4].strip() == f"{names[1]} (30), {names[0]} (29)"
+    assert f"{len(objects):,} objects in 30 categories and 15 supercategories" in markdown
+
+
+def test_joint_type_counts_in_the_markdown(tmp_path, frames):
+    objects, joints = frames
+    markdown = write_release_statistics(objects, joints, tmp_path)
+    counts = joints["type"].value_counts()
+    for joint_type in ("fixed", "revolute", "prismatic", "continuous", "helical"):
+        assert f"| {joint_type} | {counts[joint_type]:,} |" in markdown
+
+
+def test_png_bytes_are_identical_across_runs(tmp_path, frames):
+    objects, joints = frames
+    first = write_release_statistics(objects, joints, tmp_path / "a")
+    second = write_release_statistics(objects, joints, tmp_path / "b")
+    assert first == second
+    for name in PLOTS.values():
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_share_rank_like_figure_14():
+    # 10 objects: the largest category holds half, the two largest hold 80%.
+    assert _share_rank([5, 3, 1, 1], 0.5) == 1
+    assert _share_rank([5, 3, 1, 1], 0.8) == 2
+    assert _share_rank([1, 1, 1, 1], 0.8) == 4
+
+
+def test_empty_release_gives_markdown_without_plots(tmp_path):
+    objects = pd.DataFrame(columns=["object_id", "category", "supercategory", "source"])
+    joints = pd.DataFrame(columns=["object_id", "type"])
+    markdown = write_release_statistics(objects, joints, tmp_path)
+    assert "No objects." in markdown and "No joints." in markdown
+    assert list(tmp_path.iterdir()) == []
