@@ -50,5 +50,6 @@ def formats() -> list[str]:
 from normalize.adapters import (  # noqa: E402, F401
     mjcf,
     partnet_mobility,
+    sdf,
     urdf,
 )

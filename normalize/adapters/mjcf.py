@@ -19,6 +19,7 @@ import numpy as np
 from normalize.adapters import register
 from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError
+from normalize.meshes import MESH_SUFFIXES
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic, SourceInfo
 from normalize.multidof import decompose_joint
 from normalize.paths import confine, is_inside
@@ -324,6 +325,15 @@ def _mesh_geometry(model, g, name, pose, root: Path, path: str, build: _Build):
     if not target.is_absolute():
         target = Path(path).parent / target
     confine(target, root, referrer=path, element=f"geom {name}")
+    if target.suffix.lower() not in MESH_SUFFIXES:
+        raise AssetError(
+            f"mesh {target.name}: format {target.suffix or '(none)'} is not supported "
+            f"({', '.join(MESH_SUFFIXES)})",
+            code="mesh.format",
+            stage="mesh",
+            path=path,
+            element=f"geom {name}",
+        )
     offset = _pose(model.mesh_pos[mesh], model.mesh_quat[mesh])
     return Geometry(
         "mesh",
