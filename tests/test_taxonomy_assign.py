@@ -170,7 +170,7 @@ def test_close_rival_names_are_a_conflict(tax):
     )
     a = run(obj, "microwave_scene000000/scene000000", tax)
     assert a.category == "microwave" and a.needs_review
-    assert "robot name says cabinet" in a.reasons[0]
+    assert "robot name says storage_furniture" in a.reasons[0]
 
 
 def test_related_names_are_not_a_conflict_and_the_narrower_wins(tax):
