@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from test_normalize_mjcf import assert_geometry_matches, assert_kinematics_match
 
 from flows.generate import generate_library
 from normalize.adapters import get_adapter
@@ -59,3 +60,10 @@ def test_raw_joints_equal_the_sidecar_truth(library, fmt):
         codes = {c.code for c in obj.source.extra["changes"]}
         assert ("non_unit_axis" in quirks) == ("axis.normalized" in codes)
         assert ("limits_upper_first" in quirks) == ("limits.swapped" in codes)
+
+
+def test_mjcf_samples_move_as_mujoco_moves_them(library):
+    for candidate in candidates(library, "mjcf"):
+        obj = get_adapter("mjcf").load(candidate)
+        assert_kinematics_match(candidate.path, obj, trials=3)
+        assert assert_geometry_matches(candidate.path, obj) > 0

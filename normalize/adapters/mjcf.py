@@ -104,7 +104,7 @@ def scan_mjcf(entry: Path, root: Path, *, max_bytes: int | None = None, check=Tr
                 element="include",
             )
         if check:
-            confine(xml_file, root, referrer=str(chain and chain[-1] or xml_file))
+            confine(xml_file, root, referrer=str(chain[-1]) if chain else None)
         tree = parse_xml(xml_file, **kwargs)
         scan.root_tag = scan.root_tag or str(tree.tag)
         scan.files.append(xml_file)
