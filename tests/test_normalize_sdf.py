@@ -218,6 +218,20 @@ def test_expressed_in_relative_to_frames_and_nested_models(tmp_path):
     assert set(obj.link_map) == {"base", "arm", "tool::tip"}
 
 
+def test_joint_pose_relative_to_the_parent_link(tmp_path):
+    body = link("a", "0 0 1 0 0 0") + link("b", "5 5 5 0 0 0")
+    body += (
+        '<joint name="j" type="continuous"><pose relative_to="a">0.5 0 0 0 0 0</pose>'
+        "<parent>a</parent><child>b</child><axis><xyz>0 1 0</xyz></axis></joint>"
+    )
+    write(tmp_path, {"m.sdf": sdf(body)})
+    obj = load(tmp_path, "m.sdf")
+    j = obj.joint_map["j"]
+    assert (j.parent, j.child) == ("a", "b")
+    assert np.allclose(obj.screws().point[0], [0.5, 0, 0])  # in a's frame, the root frame
+    assert np.allclose(world_position(obj, "b", [0, 0, 0]), [5, 5, 4])  # b's pose, seen from a
+
+
 def test_world_joint_makes_world_the_root_and_uses_the_model_pose(tmp_path):
     body = "<pose>0 0 2 0 0 0</pose>" + link("a", "1 0 0 0 0 0")
     body += joint("fix", "fixed", "world", "a", axis=None)

@@ -220,7 +220,7 @@ class _SdfReader:
             raise self.error(
                 "placement_frame is not supported", "sdf.unsupported", f"model {scope}", file
             )
-        # Pass 1: names, so that poses may refer to frames declared later.
+        # Names first, so that poses may refer to frames declared later in the file.
         pending = []
         for child in node:
             tag, name = child.tag, child.get("name")
@@ -251,35 +251,29 @@ class _SdfReader:
             element = f"{tag} {scoped}"
             pose, relative_to = self.pose(child, element, file)
             frame = self.model.frames[scoped]
-            if relative_to:
-                frame.relative_to = self.frame_name(scope, relative_to, element, file)
-            elif tag == "frame" and child.get("attached_to"):
-                frame.relative_to = self.frame_name(scope, child.get("attached_to"), element, file)
-            elif tag == "joint":
-                child_name = _text(child, "child")
-                if child_name is None:
-                    raise self.error("joint has no <child>", "sdf.missing", element, file)
-                frame.relative_to = self.frame_name(scope, child_name, element, file)
             frame.pose = pose
             if tag == "joint":
-                parent_name = _text(child, "parent")
-                if parent_name is None:
-                    raise self.error("joint has no <parent>", "sdf.missing", element, file)
-                parent = self.frame_name(scope, parent_name, element, file)
-                self.model.joints.append(
-                    _JointSpec(scoped, child, scope, file, version, parent, frame.relative_to)
-                )
+                ends = []
+                for role in ("parent", "child"):
+                    text = _text(child, role)
+                    if text is None:
+                        raise self.error(f"joint has no <{role}>", "sdf.missing", element, file)
+                    ends.append(self.frame_name(scope, text, element, file))
+                self.model.joints.append(_JointSpec(scoped, child, scope, file, version, *ends))
+                frame.relative_to = ends[1]  # SDFormat: a joint's pose is in its child's frame
+            elif tag == "frame" and child.get("attached_to"):
+                frame.relative_to = self.frame_name(scope, child.get("attached_to"), element, file)
+            if relative_to:
+                frame.relative_to = self.frame_name(scope, relative_to, element, file)
 
     def nested(self, node, scope, name, file, version, stack, model_frame):
         if not name:
             raise self.error("nested <model> without a name", "sdf.missing", "<model>", file)
         inner = _scoped(scope, name)
         pose, relative_to = self.pose(node, f"model {inner}", file)
-        target = (
-            self.frame_name(scope, relative_to, f"model {inner}", file)
-            if relative_to
-            else (model_frame)
-        )
+        target = model_frame
+        if relative_to:
+            target = self.frame_name(scope, relative_to, f"model {inner}", file)
         self.add_frame(_scoped(inner, MODEL_FRAME), pose, target, f"model {inner}", file)
         self.read_model(node, inner, file, version, stack)
 
@@ -304,11 +298,9 @@ class _SdfReader:
         pose, relative_to = self.pose(node, f"include {uri}", file)
         if _child(node, "pose") is None:
             pose, relative_to = self.pose(included, f"model {inner}", target)
-        where = (
-            self.frame_name(scope, relative_to, f"include {uri}", file)
-            if relative_to
-            else (model_frame)
-        )
+        where = model_frame
+        if relative_to:
+            where = self.frame_name(scope, relative_to, f"include {uri}", file)
         self.add_frame(_scoped(inner, MODEL_FRAME), pose, where, f"model {inner}", file)
         self.read_model(included, inner, target, version, (*stack, real))
 
