@@ -113,14 +113,15 @@ def _label_evidence(obj: ArticulatedObject, tax: Taxonomy) -> tuple[list[Evidenc
     return found, unmapped
 
 
-def _names(obj: ArticulatedObject, source_id: str) -> list[tuple[str, str]]:
+def _names(obj: ArticulatedObject, object_id: str, source_id: str) -> list[tuple[str, str]]:
     """(field, name) pairs worth matching, without repeats."""
     labels = obj.source.labels
     out: list[tuple[str, str]] = []
     folder = str(labels.get("folder") or "")
     if folder:
         out.append(("folder", folder))
-    robot = str(labels.get("robot_name") or obj.name or "")
+    # A normalized object is named after its object_id, which holds the source's name: skip it.
+    robot = str(labels.get("robot_name") or (obj.name if obj.name != object_id else ""))
     if robot:
         out.append(("robot name", robot))
     path = obj.source.source_path.rsplit(".", 1)[0] if obj.source.source_path else ""
@@ -159,9 +160,11 @@ def match_synonyms(text: str, tax: Taxonomy) -> list[tuple[str, str]]:
     return list(dict.fromkeys((syn.category, syn.text) for _, _, syn in kept))
 
 
-def _name_evidence(obj: ArticulatedObject, source_id: str, tax: Taxonomy) -> list[Evidence]:
+def _name_evidence(
+    obj: ArticulatedObject, object_id: str, source_id: str, tax: Taxonomy
+) -> list[Evidence]:
     hits: dict[tuple[str, str], list[str]] = {}  # (category, field) -> descriptions
-    for field, name in _names(obj, source_id):
+    for field, name in _names(obj, object_id, source_id):
         for category, synonym in match_synonyms(name, tax):
             if field not in OBJECT_LEVEL and set(words(synonym)) <= tax.part_words:
                 continue
@@ -215,7 +218,7 @@ def categorize(
     An override naming a category the taxonomy lacks raises `TaxonomyError`."""
     tax = taxonomy or load_taxonomy()
     labels, unmapped = _label_evidence(obj, tax)
-    names = _name_evidence(obj, source_id, tax)
+    names = _name_evidence(obj, object_id, source_id, tax)
     hints = structure_hints(obj)
     structure = [
         Evidence(h.category, h.score, "structure", f"structure: {h.text} -> {h.category}")

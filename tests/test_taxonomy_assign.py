@@ -344,3 +344,10 @@ def test_assignment_is_deterministic_and_serializable(tax):
     d = a.as_dict()
     assert d["candidates"][0]["category"] == "double_pendulum"
     assert d["taxonomy_version"] == tax.version
+
+
+def test_a_normalized_objects_own_name_is_its_object_id_and_no_evidence(tax):
+    # Normalized objects are renamed to their object_id, whose prefix is the source's name.
+    obj = make(name="door_parts__model_7")
+    a = categorize(obj, object_id="door_parts__model_7", source_id="model_7", taxonomy=tax)
+    assert a.category == UNASSIGNED

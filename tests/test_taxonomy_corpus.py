@@ -304,3 +304,30 @@ def test_curators_overrides_empty_the_corpus_review_queue(loaded, assignments, t
     by_id = {a.object_id: a for a in rerun}
     for object_id, category in chosen.items():
         assert (by_id[object_id].category, by_id[object_id].method) == (category, "override")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        ("gensim2_partnet", "7221"),
+        ("partnet_mobility", "7619"),
+        ("pybullet_data", "kuka_iiwa/model"),
+        ("dm_control_suite", "cartpole/cartpole"),
+        ("urdformer", "label13/output/label13"),
+    ],
+    ids="/".join,
+)
+def test_normalized_object_gets_the_same_category_as_the_raw_one(key, assignments, tax, tmp_path):
+    # The build categorizes the normalized object (renamed to its object_id, z-up, metres).
+    from normalize.run import normalize_candidate
+
+    source = next(s for s in load_sources(SOURCES) if s.name == key[0])
+    candidate = next(
+        c for c in get_adapter(source.format).discover(source) if c.source_id == key[1]
+    )
+    normalized = normalize_candidate(candidate, tmp_path).object
+    a = categorize(
+        normalized, object_id=candidate.object_id, source_id=candidate.source_id, taxonomy=tax
+    )
+    raw = assignments[key]
+    assert (a.category, a.method, a.needs_review) == (raw.category, raw.method, raw.needs_review)
