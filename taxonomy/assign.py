@@ -237,7 +237,7 @@ def categorize(
                 continue
             if margin is not None and name_scores.get(choice, 0.0) - score >= margin:
                 continue
-            fields = sorted({e.field for e in names if e.category == category})
+            fields = sorted({e.field for e in names if e.category == category} & set(OBJECT_LEVEL))
             out.append(f"conflicting evidence: {', '.join(fields)} says {category}, not {choice}")
         return out
 

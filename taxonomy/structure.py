@@ -84,8 +84,9 @@ def _share_parallel(tree: _Tree, joints: list[Joint]) -> float:
     """Fraction of `joints` whose axis is parallel to the most common axis direction."""
     if not joints:
         return 0.0
-    best = max(sum(_parallel(tree.axis[a.name], tree.axis[b.name]) for b in joints) for a in joints)
-    return best / len(joints)
+    axes = np.array([tree.axis[j.name] for j in joints])
+    parallel = np.abs(axes @ axes.T) > PARALLEL
+    return float(parallel.sum(axis=1).max()) / len(joints)
 
 
 def structure_hints(obj: ArticulatedObject) -> list[StructureHint]:
