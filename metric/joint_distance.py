@@ -1,13 +1,14 @@
 """The joint metric E and its compactified form E^phi.
 
-Each endpoint of a joint is a multiple of its twist, z = s xi, with s = the limit (E) or,
-under the radial compactification phi(z) = tanh(||z|| / kappa) z / ||z|| (E^phi),
-s = sign(l) tanh(|l| r / kappa) / r with r = ||xi|| in the same norm; an infinite limit gives
-s = sign(l) / r (the boundary point) and phi(0) = 0. Over the endpoint pairs {a1, b1}, {a2, b2}
+Each endpoint of a joint is a multiple of its twist, z = s v: without compactification v = xi
+and s = the limit; under the radial compactification phi(z) = tanh(||z|| / kappa) z / ||z||
+(E^phi) v = xi / ||xi|| and s = sign(l) tanh(|l| ||xi|| / kappa), with s = +-1 for an infinite
+limit (the boundary point) and phi(0) = 0, all norms in the same inner product. Over the
+endpoint pairs {a1, b1}, {a2, b2}
 
     E(J1, J2)^2 = min(||a1 - a2||^2 + ||b1 - b2||^2, ||a1 - b2||^2 + ||b1 - a2||^2).
 
-With the invariants p = ||xi1||^2, q = ||xi2||^2, r = <xi1, xi2> this is
+With the invariants p = ||v1||^2, q = ||v2||^2, r = <v1, v2> this is
 (s1-^2 + s1+^2) p + (s2-^2 + s2+^2) q - 2 max(r (s1- s2- + s1+ s2+), r (s1- s2+ + s1+ s2-)),
 which is cheap on whole batches; where it cancels (E^2 small against the terms) the distance is
 recomputed from the endpoint differences, so E(J, J) is exactly 0.
@@ -22,7 +23,7 @@ from metric.norms import gram_factor
 
 #: Recompute from endpoint differences where E^2 <= this fraction of the summed endpoint norms.
 _CANCELLATION = 1e-4
-#: Pairs per chunk in `joint_distance` and `joint_distance_matrix`.
+#: Pairs per chunk in `joint_distance` (keeps temporaries in cache) and `joint_distance_matrix`.
 _PAIR_CHUNK = 1 << 15
 _MATRIX_CHUNK = 1 << 18
 
@@ -59,20 +60,22 @@ def _dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.einsum("...i,...i->...", x, y)
 
 
-def endpoint_scales(lower, upper, r, kappa: float | None):
-    """Multipliers (s-, s+) of the twist giving the two endpoints (broadcast against `r`, the
-    twist norms, which only matter under phi)."""
+def prepare(t: np.ndarray, lower, upper, kappa: float | None):
+    """(v, p, s-, s+) for twists t (..., 6) already mapped to a Euclidean norm: the endpoints
+    are s- v and s+ v, p = ||v||^2. Without kappa v = t and s = the limits; under phi
+    v = t / ||t|| (bounded even for tiny twists) and s = sign(l) tanh(|l| ||t|| / kappa)."""
     if kappa is None:
-        return lower, upper
-    safe_r = np.where(r > 0.0, r, 1.0)
+        return t, _dot(t, t), lower, upper
+    r = np.sqrt(_dot(t, t))
+    v = t / np.where(r > 0.0, r, 1.0)[..., None]
 
     def scale(limit):
         with np.errstate(invalid="ignore"):
             magnitude = np.tanh(np.abs(limit) * r / kappa)
         magnitude = np.where(np.isinf(limit), 1.0, magnitude)
-        return np.where(r > 0.0, np.sign(limit) * magnitude / safe_r, 0.0)
+        return np.where(r > 0.0, np.sign(limit) * magnitude, 0.0)
 
-    return scale(lower), scale(upper)
+    return v, _dot(v, v), scale(lower), scale(upper)
 
 
 def _squared(t1, s1m, s1p, t2, s2m, s2p, p1, p2, r) -> np.ndarray:
@@ -122,23 +125,19 @@ def endpoints(joints: Joints, norm=None, kappa: float | None = None):
     """The endpoint twists (z-, z+), each (N, 6): (lower xi, upper xi), or their images under
     phi when `kappa` is given (`norm`, (6, 6) or (N, 6, 6), is then the norm phi measures in)."""
     kappa = check_kappa(kappa)
-    r = None
     if kappa is None:
         check_bounded(joints, "endpoints")
-    else:
-        _, factor = gram_factor(norm, len(joints))
-        t = transform(joints.twist, factor)
-        r = np.sqrt(_dot(t, t))
-    s_minus, s_plus = endpoint_scales(joints.lower, joints.upper, r, kappa)
-    return s_minus[:, None] * joints.twist, s_plus[:, None] * joints.twist
+        return joints.lower[:, None] * joints.twist, joints.upper[:, None] * joints.twist
+    _, factor = gram_factor(norm, len(joints))
+    t = transform(joints.twist, factor)
+    r = np.sqrt(_dot(t, t))
+    _, _, s_minus, s_plus = prepare(t, joints.lower, joints.upper, kappa)
+    unit = joints.twist / np.where(r > 0.0, r, 1.0)[:, None]
+    return s_minus[:, None] * unit, s_plus[:, None] * unit
 
 
 def _prepare(joints: Joints, factor: np.ndarray, kappa: float | None):
-    """Transformed twists, their squared norms and the endpoint multipliers."""
-    t = transform(joints.twist, factor)
-    p = _dot(t, t)
-    s_minus, s_plus = endpoint_scales(joints.lower, joints.upper, np.sqrt(p), kappa)
-    return t, p, s_minus, s_plus
+    return prepare(transform(joints.twist, factor), joints.lower, joints.upper, kappa)
 
 
 def joint_distance(j1: Joints, j2: Joints, norm, kappa: float | None = None) -> np.ndarray:
@@ -155,13 +154,12 @@ def joint_distance(j1: Joints, j2: Joints, norm, kappa: float | None = None) -> 
         check_bounded(j2, "second joints")
     _, factor = gram_factor(norm, len(j1))
     out = np.empty(len(j1))
-    # Chunks keep the temporaries in cache (about twice as fast on large batches).
     for start in range(0, len(j1), _PAIR_CHUNK):
         part = slice(start, start + _PAIR_CHUNK)
         f = factor if factor.ndim == 2 else factor[part]
-        t1, p1, s1m, s1p = _prepare(j1[part], f, kappa)
-        t2, p2, s2m, s2p = _prepare(j2[part], f, kappa)
-        out[part] = np.sqrt(_squared(t1, s1m, s1p, t2, s2m, s2p, p1, p2, _dot(t1, t2)))
+        v1, p1, s1m, s1p = _prepare(j1[part], f, kappa)
+        v2, p2, s2m, s2p = _prepare(j2[part], f, kappa)
+        out[part] = np.sqrt(_squared(v1, s1m, s1p, v2, s2m, s2p, p1, p2, _dot(v1, v2)))
     return out
 
 
@@ -193,22 +191,21 @@ def joint_distance_matrix(j1: Joints, j2: Joints, norm, kappa: float | None = No
     out = np.empty((n1, n2))
     if n1 == 0 or n2 == 0:
         return out
-    t2, p2, s2m, s2p = _prepare(j2, factor, kappa)
+    v2, p2, s2m, s2p = _prepare(j2, factor, kappa)
     if factor.ndim == 2:
-        t1, p1, s1m, s1p = _prepare(j1, factor, kappa)
+        v1, p1, s1m, s1p = _prepare(j1, factor, kappa)
     rows = max(1, _MATRIX_CHUNK // n2)
     for start in range(0, n1, rows):
         part = slice(start, min(start + rows, n1))
         if factor.ndim == 2:
-            a, pa, am, ap = t1[part, None, :], p1[part, None], s1m[part, None], s1p[part, None]
-            r = t1[part] @ t2.T
+            a, pa, am, ap = v1[part, None, :], p1[part, None], s1m[part, None], s1p[part, None]
+            r = v1[part] @ v2.T
         else:
             # One Gram per joint of the second batch: J1[i] is measured (and compactified) in
             # the Gram of each J2[k].
-            a = transform(j1.twist[part, None, :], factor[None])
-            pa = _dot(a, a)
-            am, ap = endpoint_scales(j1.lower[part, None], j1.upper[part, None], np.sqrt(pa), kappa)
-            r = _dot(a, t2[None])
-        sq = _squared(a, am, ap, t2[None], s2m[None], s2p[None], pa, p2[None], r)
+            t = transform(j1.twist[part, None, :], factor[None])
+            a, pa, am, ap = prepare(t, j1.lower[part, None], j1.upper[part, None], kappa)
+            r = _dot(a, v2[None])
+        sq = _squared(a, am, ap, v2[None], s2m[None], s2p[None], pa, p2[None], r)
         out[part] = np.sqrt(sq)
     return out

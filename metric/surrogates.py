@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metric.joint_distance import check_bounded, check_kappa, endpoint_scales, endpoints, transform
+from metric.joint_distance import check_bounded, check_kappa, endpoints, prepare, transform
 from metric.joints import Joints
 from metric.norms import gram_factor
 
@@ -30,7 +30,7 @@ def swap_invariants(joints: Joints, norm=None, kappa: float | None = None):
 
 
 def _scaled(j1: Joints, j2: Joints, norm, kappa):
-    """Transformed twists and endpoint multipliers of both batches (same Gram per pair)."""
+    """(v, s-, s+) of both batches: endpoints s v in Euclidean coordinates of the norm."""
     if len(j1) != len(j2):
         raise ValueError(f"joint batches differ in length: {len(j1)} and {len(j2)}")
     kappa = check_kappa(kappa)
@@ -40,9 +40,10 @@ def _scaled(j1: Joints, j2: Joints, norm, kappa):
     _, factor = gram_factor(norm, len(j1))
     out = []
     for joints in (j1, j2):
-        t = transform(joints.twist, factor)
-        r = np.sqrt(np.einsum("ni,ni->n", t, t))
-        out.append((t, *endpoint_scales(joints.lower, joints.upper, r, kappa)))
+        v, _, s_minus, s_plus = prepare(
+            transform(joints.twist, factor), joints.lower, joints.upper, kappa
+        )
+        out.append((v, s_minus, s_plus))
     return out
 
 

@@ -266,10 +266,10 @@ def _pattern(side: np.ndarray, new: int, fixed: np.ndarray) -> np.ndarray:
     a: is j between new and a, is a between j and new, is new between j and a."""
     below = side[:, [new]]  # side[j, new]
     above = side[[new], :].T  # side[new, j]
-    return np.hstack(
-        [below != side[:, fixed], side[fixed, new][None, :] != side[fixed, :].T,
-         side[new, fixed][None, :] != above]
-    )  # fmt: skip
+    j_between = below != side[:, fixed]
+    a_between = side[fixed, new][None, :] != side[fixed, :].T
+    new_between = side[new, fixed][None, :] != above
+    return np.hstack([j_between, a_between, new_between])
 
 
 class _Search:
