@@ -55,8 +55,13 @@ def normalize(
     which accounts for every discovered object as normalized or rejected with a reason.
     """
     from normalize.run import normalize_sources
+    from normalize.sources import SourcesFileError
 
-    report = normalize_sources(sources, out)
+    try:
+        report = normalize_sources(sources, out)
+    except SourcesFileError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     typer.echo(report.summary())
 
 

@@ -164,6 +164,51 @@ def combine_inertials(parts: list[Inertial], method: str | None = None) -> Inert
     return Inertial(mass, com, inertia, method=method)
 
 
+def _is_empty(inertial: Inertial | None) -> bool:
+    """No inertial, or an all-zero one (a massless frame link): nothing to keep or drop."""
+    return inertial is None or (inertial.mass == 0.0 and not inertial.inertia.any())
+
+
+def resolve_inertials(
+    obj: ArticulatedObject,
+    moving: set[str],
+    *,
+    root: Path | None = None,
+    density: float = MESH_DENSITY,
+) -> tuple[ArticulatedObject, list[Change]]:
+    """Links of `moving` keep a valid source inertial, else get one computed from their shapes
+    (collision shapes, visual shapes when there are none); other links keep valid source
+    inertials. Invalid inertials that cannot be replaced are dropped with a record; all-zero
+    ones (massless frame links) are simply absent."""
+    changes = []
+    links = []
+    for link in obj.links:
+        inertial = link.inertial
+        if inertial is not None and not inertial.problems():
+            links.append(link)
+            continue
+        element = f"link {link.name}"
+        reason = "it has none" if _is_empty(inertial) else "; ".join(inertial.problems())
+        computed, how = None, ""
+        if link.name in moving and (link.visuals or link.collisions):
+            computed, how = _computed_inertial(link, root, density)
+            code = "inertial.computed" if computed is not None else "inertial.degenerate"
+            verb = "computed" if computed is not None else "none can be computed:"
+            changes.append(
+                Change(code, f"source inertial unusable ({reason}); {verb} {how}", element)
+            )
+        if computed is None and not _is_empty(inertial):
+            changes.append(
+                Change(
+                    "inertial.dropped",
+                    f"source inertial is invalid ({reason}) and was dropped",
+                    element=element,
+                )
+            )
+        links.append(replace(link, inertial=computed))
+    return obj.replace(links=tuple(links)), changes
+
+
 def _computed_inertial(link: Link, root: Path | None, density: float):
     """(inertial or None, how) from a link's collision shapes (visual shapes without them)."""
     shapes = link.collisions or link.visuals
@@ -175,64 +220,10 @@ def _computed_inertial(link: Link, root: Path | None, density: float):
             parts.append(Inertial(mass, com, inertia, method=method))
     which = "collision" if link.collisions else "visual"
     if not parts:
-        why = "it has no geometry" if not shapes else f"its {which} shapes enclose no volume"
-        return None, why
+        return None, f"its {which} shapes enclose no volume"
     methods = sorted({p.method for p in parts})
     inertial = combine_inertials(parts, method="+".join(methods))
     return inertial, f"from its {which} shapes at {density:g} kg/m^3 ({', '.join(methods)})"
-
-
-def resolve_inertials(
-    obj: ArticulatedObject,
-    moving: set[str],
-    *,
-    root: Path | None = None,
-    density: float = MESH_DENSITY,
-) -> tuple[ArticulatedObject, list[Change]]:
-    """Every link of `moving` gets its source inertial when valid, else one computed from its
-    shapes; other links keep valid source inertials and drop invalid ones."""
-    changes = []
-    links = []
-    for link in obj.links:
-        inertial = link.inertial
-        problems = inertial.problems() if inertial is not None else ["it has none"]
-        element = f"link {link.name}"
-        if inertial is not None and not problems:
-            links.append(link)
-            continue
-        reason = "; ".join(problems)
-        if link.name not in moving:
-            if inertial is not None:
-                changes.append(
-                    Change(
-                        "inertial.dropped",
-                        f"source inertial is invalid ({reason}) on a link that does not move; "
-                        "dropped",
-                        element=element,
-                    )
-                )
-                link = replace(link, inertial=None)
-            links.append(link)
-            continue
-        computed, how = _computed_inertial(link, root, density)
-        if computed is not None:
-            changes.append(
-                Change(
-                    "inertial.computed",
-                    f"source inertial unusable ({reason}); computed {how}",
-                    element=element,
-                )
-            )
-        elif inertial is not None or link.visuals or link.collisions:
-            changes.append(
-                Change(
-                    "inertial.degenerate",
-                    f"source inertial unusable ({reason}) and none can be computed: {how}",
-                    element=element,
-                )
-            )
-        links.append(replace(link, inertial=computed))
-    return obj.replace(links=tuple(links)), changes
 
 
 # --------------------------------------------------------------------------- contraction

@@ -71,8 +71,12 @@ def exact_rpy(rotation: np.ndarray) -> np.ndarray | None:
     return None
 
 
+def _num(value) -> str:
+    return repr(float(value))
+
+
 def _text(values) -> str:
-    return " ".join(repr(float(v)) for v in values)
+    return " ".join(_num(v) for v in values)
 
 
 def _origin(parent, transform: np.ndarray) -> None:
@@ -100,9 +104,9 @@ def _geometry(parent, tag: str, g: Geometry) -> None:
     elif g.kind == "box":
         etree.SubElement(shape, "box", size=_text(g.size))
     elif g.kind == "sphere":
-        etree.SubElement(shape, "sphere", radius=repr(g.size[0]))
+        etree.SubElement(shape, "sphere", radius=_num(g.size[0]))
     elif g.kind == "cylinder":
-        etree.SubElement(shape, "cylinder", radius=repr(g.size[0]), length=repr(g.size[1]))
+        etree.SubElement(shape, "cylinder", radius=_num(g.size[0]), length=_num(g.size[1]))
     else:
         raise ValueError(f"geometry kind {g.kind!r} must be turned into a mesh before writing")
 
@@ -111,7 +115,7 @@ def _inertial(parent, inertial: Inertial) -> None:
     node = etree.SubElement(parent, "inertial")
     if inertial.com.any():
         etree.SubElement(node, "origin", xyz=_text(inertial.com), rpy="0.0 0.0 0.0")
-    etree.SubElement(node, "mass", value=repr(inertial.mass))
+    etree.SubElement(node, "mass", value=_num(inertial.mass))
     i = inertial.inertia
     etree.SubElement(
         node,
@@ -145,15 +149,15 @@ def _joint(parent, joint: Joint) -> None:
     etree.SubElement(node, "axis", xyz=_text(joint.axis))
     limit = {}
     if joint.type in ("revolute", "prismatic"):
-        limit = {"lower": repr(joint.lower), "upper": repr(joint.upper)}
+        limit = {"lower": _num(joint.lower), "upper": _num(joint.upper)}
     etree.SubElement(node, "limit", effort="0.0", velocity="0.0", **limit)
     if joint.mimic is not None:
         etree.SubElement(
             node,
             "mimic",
             joint=joint.mimic.joint,
-            multiplier=repr(joint.mimic.multiplier),
-            offset=repr(joint.mimic.offset),
+            multiplier=_num(joint.mimic.multiplier),
+            offset=_num(joint.mimic.offset),
         )
 
 

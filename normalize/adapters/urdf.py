@@ -5,7 +5,8 @@ and selected by include/exclude is one candidate; its source_id is the path rela
 root without the suffix (a folder with three URDF variants gives three objects).
 Loading: `normalize.urdf.read_urdf` confined to the source root, `package://` resolved against
 the configured package roots and by walking up to the root. The fixes made while reading are
-returned in `object.source.extra["changes"]`; `labels["robot_name"]` is the <robot> name.
+returned in `object.source.extra["changes"]`; `labels["robot_name"]` is the <robot> name and
+`labels["folder"]` the entry's folder relative to the root.
 """
 
 from __future__ import annotations
@@ -67,4 +68,5 @@ class UrdfAdapter:
         return candidates
 
     def load(self, candidate: Candidate) -> ArticulatedObject:
-        return load_urdf_candidate(candidate, candidate.path, {})
+        folder = candidate.path.parent.relative_to(candidate.source.path).as_posix()
+        return load_urdf_candidate(candidate, candidate.path, {"folder": folder})

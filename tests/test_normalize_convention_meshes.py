@@ -1,0 +1,150 @@
+"""Meshes in the convention: corrupt files refused, the content cache, mass properties,
+and OBJ output with materials and textures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_normalize_urdf import BOX_OBJ
+
+from normalize import meshes
+from normalize.errors import AssetError
+from normalize.model import Geometry
+from normalize.run import normalize_candidate
+from normalize.sources import SourceConfig, discover
+
+URDF = """<?xml version="1.0"?>
+<robot name="r">
+  <link name="a"><visual><geometry><box size="1 1 1"/></geometry></visual></link>
+  <link name="b"><visual><geometry><mesh filename="{mesh}"/></geometry></visual></link>
+  <joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1"/></joint>
+</robot>
+"""
+
+
+def normalize_with(tmp_path, mesh_name: str, files: dict):
+    root = tmp_path / "lib"
+    root.mkdir(exist_ok=True)
+    (root / "r.urdf").write_text(URDF.format(mesh=mesh_name))
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    (candidate,) = discover(SourceConfig(name="lib", format="urdf", path=root, license="x"))
+    return normalize_candidate(candidate, tmp_path / "out")
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (BOX_OBJ[: BOX_OBJ.index("f 2 3 7")] + "f 2 3 9\n", "is corrupt"),  # truncated
+        (BOX_OBJ.replace("v 1 1 1", "v 1 nan 1"), "NaN"),
+        ("# nothing here\n", "no triangles"),
+        ("", "no triangles"),
+    ],
+)
+def test_corrupt_obj_is_refused(tmp_path, content, why):
+    with pytest.raises(AssetError) as info:
+        normalize_with(tmp_path, "bad.obj", {"bad.obj": content})
+    err = info.value
+    assert (err.code, err.stage) == ("mesh.corrupt", "mesh")
+    assert why in err.message and err.path.endswith("bad.obj")
+    assert not (tmp_path / "out" / "objects" / "lib__r").exists()
+
+
+def test_corrupt_binary_mesh_is_refused(tmp_path):
+    with pytest.raises(AssetError) as info:
+        normalize_with(tmp_path, "bad.glb", {"bad.glb": b"glTF\x02\x00garbage"})
+    assert info.value.code == "mesh.corrupt"
+    with pytest.raises(AssetError) as info:
+        normalize_with(tmp_path, "bad.stl", {"bad.stl": b"solid x\nfacet normal 0 0 1\nouter"})
+    assert info.value.code == "mesh.corrupt"
+
+
+def test_identical_meshes_are_loaded_once(tmp_path):
+    meshes.clear_cache()
+    (tmp_path / "a.obj").write_text(BOX_OBJ)
+    (tmp_path / "b.obj").write_text(BOX_OBJ)
+    first = meshes.load_mesh(tmp_path / "a.obj")
+    assert meshes.load_mesh(tmp_path / "b.obj") is first
+    (tmp_path / "b.obj").write_text(BOX_OBJ.replace("v 1 1 1", "v 1 1 2"))
+    assert meshes.load_mesh(tmp_path / "b.obj") is not first
+
+
+def test_mass_properties_of_watertight_and_open_meshes(tmp_path):
+    (tmp_path / "box.obj").write_text(BOX_OBJ)
+    mass, com, inertia, method = meshes.mass_properties(
+        Geometry("mesh", filename=str(tmp_path / "box.obj"), scale=[2, 1, 1])
+    )
+    assert method == "mesh_volume" and mass == pytest.approx(2000.0)
+    np.testing.assert_allclose(com, [1.0, 0.5, 0.5])
+    np.testing.assert_allclose(np.diag(inertia), np.array([2, 5, 5]) * 2000 / 12, rtol=1e-9)
+    # Remove the top two triangles: not watertight, so the convex hull (the full box) is used.
+    open_box = BOX_OBJ.replace("f 5 6 7\nf 5 7 8\n", "")
+    (tmp_path / "open.obj").write_text(open_box)
+    mass, *_, method = meshes.mass_properties(Geometry("mesh", filename=str(tmp_path / "open.obj")))
+    assert method == "mesh_convex_hull" and mass == pytest.approx(1000.0)
+    # A flat square encloses nothing.
+    flat = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3\nf 1 3 4\n"
+    (tmp_path / "flat.obj").write_text(flat)
+    assert meshes.mass_properties(Geometry("mesh", filename=str(tmp_path / "flat.obj"))) is None
+
+
+def test_primitive_mass_and_bounds_are_exact():
+    rot = np.eye(4)
+    rot[:3, :3] = [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]  # local z -> world -x
+    cylinder = Geometry("cylinder", origin=rot, size=(0.1, 2.0))
+    low, high = meshes.geometry_bounds(cylinder, np.eye(4))
+    np.testing.assert_allclose(low, [-1.0, -0.1, -0.1], atol=1e-15)
+    np.testing.assert_allclose(high, [1.0, 0.1, 0.1], atol=1e-15)
+    mass, com, inertia, method = meshes.mass_properties(Geometry("capsule", size=(0.1, 0.3)))
+    assert method == "capsule_formula"
+    assert mass == pytest.approx(1000 * (np.pi * 0.01 * 0.3 + 4 / 3 * np.pi * 0.001))
+    # Compare with a fine mesh of the same capsule.
+    fine = meshes.capsule_trimesh(0.1, 0.3)
+    fine.density = 1000.0
+    np.testing.assert_allclose(np.diag(inertia), np.diag(fine.moment_inertia), rtol=2e-2)
+
+
+def test_obj_copied_with_materials_textures_and_missing_ones_recorded(tmp_path):
+    obj = "mtllib part.mtl\nmtllib gone.mtl\nusemtl m\n" + BOX_OBJ
+    mtl = "newmtl m\nKd 1 1 1\nmap_Kd -s 1 1 1 ../images/wood.png\nmap_Bump missing.png\n"
+    files = {"parts/part.obj": obj, "parts/part.mtl": mtl, "images/wood.png": b"\x89PNG"}
+    result = normalize_with(tmp_path, "parts/part.obj", files)
+    folder = result.urdf_path.parent
+    assert sorted(p.name for p in (folder / "meshes").iterdir()) == [
+        "part.mtl",
+        "part.obj",
+        "wood.png",
+    ]
+    written = (folder / "meshes" / "part.obj").read_text()
+    assert written.startswith("mtllib part.mtl\nusemtl m\nv 0 0 0")
+    assert "map_Kd -s 1 1 1 wood.png" in (folder / "meshes" / "part.mtl").read_text()
+    assert "missing.png" not in (folder / "meshes" / "part.mtl").read_text()
+    recorded = {c.code for c in result.changes}
+    assert {"mesh.material_missing", "texture.missing"} <= recorded
+    assert result.object.link_map["link_0"].visuals[0].filename == "meshes/part.obj"
+
+
+def test_material_outside_the_root_is_refused(tmp_path):
+    (tmp_path / "evil.mtl").write_text("newmtl m\n")
+    obj = "mtllib ../evil.mtl\n" + BOX_OBJ
+    with pytest.raises(AssetError) as info:
+        normalize_with(tmp_path, "part.obj", {"part.obj": obj})
+    assert info.value.code == "path.outside_root"
+
+
+def test_stl_is_converted_to_obj_exactly(tmp_path):
+    import trimesh
+
+    mesh = trimesh.creation.icosphere(subdivisions=1, radius=0.123456789)
+    result = normalize_with(tmp_path, "ball.stl", {"ball.stl": mesh.export(file_type="stl")})
+    assert "mesh.converted" in {c.code for c in result.changes}
+    written = meshes.load_mesh(result.urdf_path.parent / "meshes" / "ball.obj")
+    source = meshes.load_mesh(tmp_path / "lib" / "ball.stl")
+    assert np.array_equal(written.vertices, source.vertices)
+    assert np.array_equal(written.faces, source.faces)
