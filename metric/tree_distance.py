@@ -35,6 +35,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -47,8 +48,6 @@ from metric.tree import Tree, node_classes
 _TOLERANCE = 1e-12
 #: With a budget, repair a node's relaxation into a realizable matching every this many nodes.
 _REPAIR_EVERY = 8
-#: Bits per integer code when comparing betweenness patterns.
-_CODE_BITS = 62
 
 
 @dataclass(frozen=True)
@@ -157,15 +156,12 @@ def _problem(t1: Tree, t2: Tree, norm, kappa) -> _Problem:
 def _max_matching(weights: np.ndarray):
     """Maximum-weight matching of a non-negative matrix: (total, [(row, col), ...]) over the
     entries > 0 it uses."""
-    rows = np.flatnonzero(weights.any(axis=1))
-    cols = np.flatnonzero(weights.any(axis=0))
-    if len(rows) == 0:
+    if weights.size == 0:
         return 0.0, []
-    sub = weights[np.ix_(rows, cols)]
-    r, c = linear_sum_assignment(sub, maximize=True)
-    used = sub[r, c] > 0.0
-    pairs = [(int(rows[a]), int(cols[b])) for a, b in zip(r[used], c[used], strict=True)]
-    return float(sub[r[used], c[used]].sum()), pairs
+    rows, cols = linear_sum_assignment(weights, maximize=True)
+    used = weights[rows, cols] > 0.0
+    rows, cols = rows[used], cols[used]
+    return float(weights[rows, cols].sum()), list(zip(rows.tolist(), cols.tolist(), strict=True))
 
 
 # --------------------------------------------------------------------------- realizability
@@ -222,14 +218,19 @@ def matching_realizable(t1: Tree, t2: Tree, matching) -> bool:
 
 
 def _betweenness(side: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """(s, s, s) bool: between[x, y, z] = edge z lies strictly on the path between x and y."""
-    sub = side[np.ix_(edges, edges)].T  # sub[x, z] = side[z, x]
-    out = sub[:, None, :] != sub[None, :, :]
-    s = len(edges)
-    diagonal = np.arange(s)
-    out[diagonal, :, diagonal] = False
-    out[:, diagonal, diagonal] = False
-    return out
+    """(s, s, s) bool: for z not in {x, y}, between[x, y, z] = edge z lies strictly on the path
+    between edges x and y (entries with z in {x, y} depend on the rooting: mask them)."""
+    sub = side[edges][:, edges].T  # sub[x, z] = side[z, x]
+    return sub[:, None, :] != sub[None, :, :]
+
+
+@lru_cache(maxsize=64)
+def _distinct_triples(s: int) -> np.ndarray:
+    """(s, s, s) mask of the entries [x, y, z] with z != x and z != y."""
+    index = np.arange(s)
+    return (index[None, None, :] != index[:, None, None]) & (
+        index[None, None, :] != index[None, :, None]
+    )
 
 
 def _conflict(side1, side2, pairs, strength=None):
@@ -238,6 +239,7 @@ def _conflict(side1, side2, pairs, strength=None):
     e1 = np.array([i for i, _ in pairs])
     e2 = np.array([k for _, k in pairs])
     diff = _betweenness(side1, e1) != _betweenness(side2, e2)
+    diff &= _distinct_triples(len(pairs))
     if not diff.any():
         return None
     triples = np.argwhere(diff)
@@ -246,19 +248,6 @@ def _conflict(side1, side2, pairs, strength=None):
 
 
 # --------------------------------------------------------------------------- search
-
-
-def _codes(bits: np.ndarray) -> np.ndarray:
-    """Integer codes of boolean rows (n, b) -> (n, ceil(b / 62)) so rows compare as integers."""
-    n, b = bits.shape
-    chunks = max(1, -(-b // _CODE_BITS))
-    out = np.zeros((n, chunks), dtype=np.int64)
-    for c in range(chunks):
-        part = bits[:, c * _CODE_BITS : (c + 1) * _CODE_BITS]
-        out[:, c] = part.astype(np.int64) @ (
-            np.int64(1) << np.arange(part.shape[1], dtype=np.int64)
-        )
-    return out
 
 
 def _pattern(side: np.ndarray, new: int, fixed: np.ndarray) -> np.ndarray:
@@ -306,7 +295,7 @@ class _Search:
         fb = np.array([b for _, b in fixed])
         bits1 = _pattern(self.side1, i, fa)
         bits2 = _pattern(self.side2, k, fb)
-        same = (_codes(bits1)[:, None, :] == _codes(bits2)[None, :, :]).all(axis=2)
+        same = (bits1[:, None, :] == bits2[None, :, :]).all(axis=2)
         return compat & same
 
     def _consistent(self, pairs: list, pair) -> bool:
