@@ -79,13 +79,25 @@ class Mesh:
 _cache: OrderedDict[str, Mesh] = OrderedDict()
 _cache_bytes = 0
 _mass_cache: dict[tuple, tuple[float, np.ndarray, np.ndarray, str] | None] = {}
+_sha_by_stat: dict[tuple, str] = {}
 
 
 def clear_cache() -> None:
     global _cache_bytes
     _cache.clear()
     _mass_cache.clear()
+    _sha_by_stat.clear()
     _cache_bytes = 0
+
+
+def _stat_key(path: Path) -> tuple | None:
+    """Identity of a file's current content without reading it (path, inode, size, mtime), so
+    a mesh used again is not re-read to find its hash; None when it cannot be stat'ed."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _corrupt(path: Path, why: str, element: str | None) -> AssetError:
@@ -183,8 +195,16 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
             element=element,
         )
     with _timed("load"):
+        stat_key = _stat_key(path)
+        sha = _sha_by_stat.get(stat_key) if stat_key else None
+        if sha is not None and sha in _cache:
+            inputs.record(path)
+            _cache.move_to_end(sha)
+            return _cache[sha]
         data = read_mesh_bytes(path, element)
         sha = hashlib.sha256(data).hexdigest() + path.suffix.lower()
+        if stat_key:
+            _sha_by_stat[stat_key] = sha
         cached = _cache.get(sha)
         if cached is not None:
             _cache.move_to_end(sha)
@@ -318,7 +338,7 @@ def mass_properties(
 
 
 # --------------------------------------------------------------------------------- writing
-_MTLLIB = re.compile(rb"^(\s*mtllib\s+)(.+?)\s*$")
+_MTLLIB = re.compile(rb"^[ \t]*mtllib[ \t]+([^\r\n]*?)[ \t]*(\r?\n|\Z)", re.MULTILINE)
 _TEXTURE_KEYS = {b"bump", b"disp", b"decal", b"refl", b"norm"}
 
 
@@ -402,33 +422,34 @@ def write_obj_copy(
     name, new = names.name(source, ".obj")
     if not new:
         return name
+
+    def material(match: re.Match) -> bytes:
+        reference = match.group(1).decode("utf-8", "replace")
+        mtl = _confined_file(reference, source.parent, root)
+        if mtl is None:
+            changes.append(
+                Change(
+                    "mesh.material_missing",
+                    f"material library {reference} named by {source.name} does not exist; the "
+                    "reference was dropped",
+                    element=f"file {source.name}",
+                )
+            )
+            return b""
+        copied = _copy_mtl(mtl, out_dir, names, root, changes)
+        return b"mtllib " + copied.encode() + match.group(2)
+
     with _timed("write"):
-        lines = []
-        for line in read_mesh_bytes(source).splitlines():
-            match = _MTLLIB.match(line)
-            if match:
-                reference = match.group(2).decode("utf-8", "replace")
-                mtl = _confined_file(reference, source.parent, root)
-                if mtl is None:
-                    changes.append(
-                        Change(
-                            "mesh.material_missing",
-                            f"material library {reference} named by {source.name} does not "
-                            "exist; the reference was dropped",
-                            element=f"file {source.name}",
-                        )
-                    )
-                    continue
-                line = match.group(1) + _copy_mtl(mtl, out_dir, names, root, changes).encode()
-            lines.append(line)
-        (out_dir / name).write_bytes(b"\n".join(lines) + b"\n")
+        data = _MTLLIB.sub(material, read_mesh_bytes(source))
+        (out_dir / name).write_bytes(data)
     return name
 
 
 def _obj_text(vertices: np.ndarray, faces: np.ndarray) -> str:
-    rows = [f"v {x!r} {y!r} {z!r}" for x, y, z in vertices.tolist()]
-    rows += [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in faces.tolist()]
-    return "\n".join(rows) + "\n"
+    """OBJ text of a triangle mesh; %.17g reads back to the same doubles."""
+    v = ("v %.17g %.17g %.17g\n" * len(vertices)) % tuple(vertices.ravel().tolist())
+    f = ("f %d %d %d\n" * len(faces)) % tuple((faces + 1).ravel().tolist())
+    return v + f
 
 
 def write_obj_converted(source: Path, out_dir: Path, names: OutputNames, root: Path) -> str:
