@@ -47,8 +47,8 @@ class Joints:
             bad = np.isnan(limit)
             if bad.any():
                 raise ValueError(f"{name} limit is NaN for joints {_first_indices(bad)}")
-        bad = ~np.isfinite(twist).all(axis=1)
-        if bad.any():
+        if not np.isfinite(twist).all():  # whole-array checks first: row reductions are slow
+            bad = ~np.isfinite(twist).all(axis=1)
             raise ValueError(
                 f"twist contains NaN or infinite values for {int(bad.sum())} joints "
                 f"(first: {_first_indices(bad)})"
@@ -64,10 +64,11 @@ class Joints:
             raise ValueError(
                 f"lower limit +inf or upper limit -inf for joints {_first_indices(bad)}"
             )
-        bad = ~(twist.any(axis=1)) & ~(np.isfinite(lower) & np.isfinite(upper))
-        if bad.any():
+        unbounded = np.flatnonzero(~(np.isfinite(lower) & np.isfinite(upper)))
+        zero = unbounded[~twist[unbounded].any(axis=1)]
+        if len(zero):
             raise ValueError(
-                f"zero twist with an infinite limit for joints {_first_indices(bad)} "
+                f"zero twist with an infinite limit for joints {zero[:5].tolist()} "
                 "(a fixed joint has limits [0, 0])"
             )
         for arr in (twist, lower, upper):
