@@ -222,3 +222,20 @@ def test_tree_triangle_inequality(t1, t2, t3):
     d23 = metric.tree_distance(t2, t3, gram).value
     d13 = metric.tree_distance(t1, t3, gram).value
     assert d13 <= d12 + d23 + 1e-9 * (1.0 + d12 + d23)
+
+
+@SETTINGS
+@given(joint_batches(n=5), grams(), KAPPA)
+def test_compactification_is_radial_into_the_unit_ball(joints, gram, kappa):
+    raw_minus, raw_plus = metric.endpoints(joints)
+    phi_minus, phi_plus = metric.endpoints(joints, gram, kappa)
+    for raw, phi in ((raw_minus, phi_minus), (raw_plus, phi_plus)):
+        np.testing.assert_allclose(metric.compactify(raw, gram, kappa), phi, atol=1e-12)
+        raw_norm = np.sqrt(np.einsum("ni,ij,nj->n", raw, gram, raw))
+        phi_norm = np.sqrt(np.einsum("ni,ij,nj->n", phi, gram, phi))
+        np.testing.assert_allclose(phi_norm, np.tanh(raw_norm / kappa), atol=1e-12)
+        assert np.all(phi_norm < 1.0 + 1e-12)
+    assert np.all(metric.compactify(np.zeros((2, 6)), gram, kappa) == 0.0)
+    for bad in (0.0, -1.0, np.inf):
+        with pytest.raises(ValueError, match="kappa must be finite and > 0"):
+            metric.joint_distance(joints, joints, gram, bad)
