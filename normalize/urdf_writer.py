@@ -11,7 +11,8 @@ Helical joints are split into a rotational joint, a massless link and a prismati
 mimics it (`normalize.helical.split_helical`), which yourdfpy, MuJoCo and PyBullet load and
 `read_object` recomposes. Unbounded prismatic joints are written with lower="-inf" upper="inf".
 Every moving joint has `<limit effort="0.0" velocity="0.0">` (0 meaning "not specified"), so
-yourdfpy validates the file.
+yourdfpy validates the file. A `<mujoco><compiler .../></mujoco>` element (MuJoCo's URDF
+extension, ignored by other parsers) lets MuJoCo load massless intermediate links.
 """
 
 from __future__ import annotations
@@ -161,6 +162,16 @@ def _joint(parent, joint: Joint) -> None:
         )
 
 
+# MuJoCo's URDF extension (other parsers ignore it): load massless intermediate links (helical
+# and multi-DOF chains), keep mesh paths relative to the file and keep visual geometry.
+MUJOCO_COMPILER = {
+    "boundmass": "1e-09",
+    "boundinertia": "1e-12",
+    "strippath": "false",
+    "discardvisual": "false",
+}
+
+
 def urdf_text(obj: ArticulatedObject) -> bytes:
     """The URDF document of an object whose meshes already have their written filenames."""
     obj = split_helical(obj)
@@ -169,6 +180,7 @@ def urdf_text(obj: ArticulatedObject) -> bytes:
         _link(robot, link)
     for joint in obj.joints:
         _joint(robot, joint)
+    etree.SubElement(etree.SubElement(robot, "mujoco"), "compiler", **MUJOCO_COMPILER)
     return etree.tostring(robot, pretty_print=True, xml_declaration=True, encoding="utf-8")
 
 

@@ -265,6 +265,13 @@ def test_helical_joint_written_as_mimic_pair_and_read_back(tmp_path, caplog):
     assert lid.visuals[0].kind == "mesh" and lid.visuals[0].filename.startswith("meshes/")
     assert "geometry.capsule_meshed" in codes(result)
     load_yourdfpy(result.urdf_path, caplog, load_meshes=True)
+    # MuJoCo loads the pair (massless middle link allowed by the file's <mujoco> hint) and turns
+    # the mimic into a joint equality.
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_path(str(result.urdf_path))
+    assert (model.njnt, model.neq) == (2, 1)
+    assert model.jnt_range[0].tolist() == [joint.lower, joint.upper]
 
 
 def test_rotations_round_trip_bit_for_bit(tmp_path):

@@ -20,7 +20,7 @@ import schemas
 from normalize.errors import AssetError
 from normalize.run import normalize_candidate, normalize_sources
 from normalize.sources import Candidate, SourceConfig, load_sources
-from normalize.urdf import read_object
+from normalize.urdf import read_object, read_urdf
 
 pytestmark = pytest.mark.slow
 
@@ -253,3 +253,26 @@ def test_object_moves_like_placed_reference_and_rereads_exactly(run, tmp_path):
                 assert a_link.inertial.mass == b_link.inertial.mass
             for ga, gb in zip(a_link.visuals, b_link.visuals, strict=True):
                 assert np.array_equal(ga.origin, gb.origin) and ga.filename == gb.filename
+
+
+def test_normalized_objects_load_in_mujoco(run):
+    """MuJoCo compiles every written object, except where a source collision mesh is flat:
+    MuJoCo needs a convex hull for every collision mesh (a limitation kept, not hidden)."""
+    import mujoco
+
+    report, out, _ = run
+    loaded, flat = 0, []
+    for entry in report.objects:
+        if entry["status"] != "normalized":
+            continue
+        path = out / entry["urdf_path"]
+        try:
+            model = mujoco.MjModel.from_xml_path(str(path))
+        except ValueError as exc:
+            assert "coplanar vertices" in str(exc), (entry["object_id"], str(exc))
+            flat.append(entry["object_id"])
+            continue
+        written = read_urdf(path, root=path.parent, infinite_limits=True)  # helical still split
+        assert model.njnt == len(written.joints), entry["object_id"]
+        loaded += 1
+    assert loaded >= 50 and all("partnet" in name for name in flat)
