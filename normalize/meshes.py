@@ -23,6 +23,7 @@ import math
 import os
 import re
 import shutil
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -76,6 +77,7 @@ class Mesh:
         return self.vertices.nbytes + self.faces.nbytes
 
 
+_lock = threading.Lock()
 _cache: OrderedDict[str, Mesh] = OrderedDict()
 _cache_bytes = 0
 _mass_cache: dict[tuple, tuple[float, np.ndarray, np.ndarray, str] | None] = {}
@@ -84,10 +86,11 @@ _sha_by_stat: dict[tuple, str] = {}
 
 def clear_cache() -> None:
     global _cache_bytes
-    _cache.clear()
-    _mass_cache.clear()
-    _sha_by_stat.clear()
-    _cache_bytes = 0
+    with _lock:
+        _cache.clear()
+        _mass_cache.clear()
+        _sha_by_stat.clear()
+        _cache_bytes = 0
 
 
 def _stat_key(path: Path) -> tuple | None:
@@ -183,8 +186,7 @@ def _parse(data: bytes, path: Path, root: Path | None) -> tuple[np.ndarray, np.n
 
 def load_mesh(path: Path, *, root: Path | None = None, element: str | None = None) -> Mesh:
     """Load and check a mesh file (cached by content); raises `mesh.missing`,
-    `mesh.format` or `mesh.corrupt`."""
-    global _cache_bytes
+    `mesh.format` or `mesh.corrupt`. Safe to call from several threads."""
     path = Path(path)
     if path.suffix.lower() not in MESH_SUFFIXES:
         raise AssetError(
@@ -196,18 +198,17 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
         )
     with _timed("load"):
         stat_key = _stat_key(path)
-        sha = _sha_by_stat.get(stat_key) if stat_key else None
-        if sha is not None and sha in _cache:
+        known = _sha_by_stat.get(stat_key) if stat_key else None
+        cached = _cached(known) if known else None
+        if cached is not None:
             inputs.record(path)
-            _cache.move_to_end(sha)
-            return _cache[sha]
+            return cached
         data = read_mesh_bytes(path, element)
         sha = hashlib.sha256(data).hexdigest() + path.suffix.lower()
         if stat_key:
             _sha_by_stat[stat_key] = sha
-        cached = _cache.get(sha)
+        cached = _cached(sha)
         if cached is not None:
-            _cache.move_to_end(sha)
             return cached
         try:
             vertices, faces = _parse(data, path, root)
@@ -223,13 +224,28 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
             raise _corrupt(path, "faces refer to vertices that do not exist", element)
         vertices.setflags(write=False)
         faces.setflags(write=False)
-        mesh = Mesh(sha, vertices, faces)
-        _cache[sha] = mesh
-        _cache_bytes += mesh.nbytes
+        return _store(Mesh(sha, vertices, faces))
+
+
+def _cached(sha: str) -> Mesh | None:
+    with _lock:
+        mesh = _cache.get(sha)
+        if mesh is not None:
+            _cache.move_to_end(sha)
+        return mesh
+
+
+def _store(mesh: Mesh) -> Mesh:
+    """Keep `mesh` in the cache (evicting the least recently used above CACHE_BYTES)."""
+    global _cache_bytes
+    with _lock:
+        if mesh.sha256 not in _cache:
+            _cache[mesh.sha256] = mesh
+            _cache_bytes += mesh.nbytes
         while _cache_bytes > CACHE_BYTES and len(_cache) > 1:
             _, old = _cache.popitem(last=False)
             _cache_bytes -= old.nbytes
-        return mesh
+        return _cache[mesh.sha256]
 
 
 # --------------------------------------------------------------------------------- bounds
