@@ -35,15 +35,14 @@ ROOT_NAME = "base"
 FULL_TURN = 2.0 * math.pi
 AXIS_TIE_TOLERANCE = 1e-12
 
-# Rotation taking the source's up axis to +z (see docs/convention.md).
-_QUARTER = math.pi / 2.0
+# Rotation taking the source's up axis to +z, exact (see docs/convention.md).
 UP_AXIS_ROTATIONS = {
     "z": np.eye(3),
-    "-z": rpy_to_matrix((math.pi, 0.0, 0.0)),
-    "y": rpy_to_matrix((_QUARTER, 0.0, 0.0)),
-    "-y": rpy_to_matrix((-_QUARTER, 0.0, 0.0)),
-    "x": rpy_to_matrix((0.0, -_QUARTER, 0.0)),
-    "-x": rpy_to_matrix((0.0, _QUARTER, 0.0)),
+    "-z": np.diag([1.0, -1.0, -1.0]),  # 180 degrees about x
+    "y": np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]]),  # +90 about x
+    "-y": np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]]),  # -90 about x
+    "x": np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]),  # -90 about y
+    "-x": np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]),  # +90 about y
 }
 
 
@@ -177,7 +176,7 @@ def resolve_inertials(
     density: float = MESH_DENSITY,
 ) -> tuple[ArticulatedObject, list[Change]]:
     """Links of `moving` keep a valid source inertial, else get one computed from their shapes
-    (collision shapes, visual shapes when there are none); other links keep valid source
+    (collision shapes, else visual shapes); other links keep valid source
     inertials. Invalid inertials that cannot be replaced are dropped with a record; all-zero
     ones (massless frame links) are simply absent."""
     changes = []
@@ -210,20 +209,21 @@ def resolve_inertials(
 
 
 def _computed_inertial(link: Link, root: Path | None, density: float):
-    """(inertial or None, how) from a link's collision shapes (visual shapes without them)."""
-    shapes = link.collisions or link.visuals
-    parts = []
-    for g in shapes:
-        found = mass_properties(g, density=density, root=root)
-        if found is not None:
-            mass, com, inertia, method = found
-            parts.append(Inertial(mass, com, inertia, method=method))
-    which = "collision" if link.collisions else "visual"
-    if not parts:
-        return None, f"its {which} shapes enclose no volume"
-    methods = sorted({p.method for p in parts})
-    inertial = combine_inertials(parts, method="+".join(methods))
-    return inertial, f"from its {which} shapes at {density:g} kg/m^3 ({', '.join(methods)})"
+    """(inertial or None, how) from a link's collision shapes, or its visual shapes when it has
+    no collision shapes or they enclose no volume."""
+    for which, shapes in (("collision", link.collisions), ("visual", link.visuals)):
+        parts = []
+        for g in shapes:
+            found = mass_properties(g, density=density, root=root)
+            if found is not None:
+                mass, com, inertia, method = found
+                parts.append(Inertial(mass, com, inertia, method=method))
+        if parts:
+            methods = sorted({p.method for p in parts})
+            inertial = combine_inertials(parts, method="+".join(methods))
+            how = f"from its {which} shapes at {density:g} kg/m^3 ({', '.join(methods)})"
+            return inertial, how
+    return None, "its shapes enclose no volume"
 
 
 # --------------------------------------------------------------------------- contraction
