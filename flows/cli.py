@@ -148,8 +148,19 @@ def score(
     kappa: float = typer.Option(3.141592653589793, "--kappa", help="Compactification scale kappa."),
     bootstrap: int = typer.Option(10000, "--bootstrap", help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap random seed."),
+    workers: int = typer.Option(1, "--workers", help="Processes reading and scoring objects."),
+    prefect: bool | None = typer.Option(
+        None,
+        "--prefect/--no-prefect",
+        help="Run as a Prefect flow (default: only when PREFECT_API_URL names a server).",
+    ),
 ) -> None:
-    """Score predicted articulated objects against a release, Table-4 style."""
+    """Score predicted articulated objects against a release, Table-4 style.
+
+    Each prediction folder holds one sub-folder per object id with a URDF or MJCF file in the
+    release's frame; a missing or unreadable one is a failed output (Gen). Writes
+    scores.parquet (per object and method), summary.json and report.md into --out.
+    """
     from flows.score import score_command
 
     raise typer.Exit(
@@ -162,6 +173,8 @@ def score(
             kappa=kappa,
             bootstrap=bootstrap,
             seed=seed,
+            workers=workers,
+            prefect=prefect,
         )
     )
 
@@ -169,21 +182,34 @@ def score(
 @app.command()
 def distance(
     a: Path | None = typer.Argument(None, help="First object: URDF/MJCF file or object folder."),
-    b: Path | None = typer.Argument(None, help="Second object."),
-    norm: str = typer.Option("split", "--norm", help="split or kinetic."),
+    b: Path | None = typer.Argument(None, help="Second object (the reference)."),
+    norm: str = typer.Option(
+        "split", "--norm", help="split, or kinetic (B's child link moments define the norm)."
+    ),
     alpha: float = typer.Option(1.0, "--alpha", help="Split-norm weight alpha (1/m)."),
     kappa: float = typer.Option(3.141592653589793, "--kappa", help="Compactification scale kappa."),
+    compact: bool = typer.Option(
+        True, "--compact/--no-compact", help="Compactify (E^phi); off needs finite limits."
+    ),
     joints: Path | None = typer.Option(
         None, "--joints", help="JSON file with `prediction` and `ground_truth` joint lists instead."
     ),
     json_output: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Distance between two articulated objects (E_tree), or between joint lists (--joints)."""
+    """Distance between two articulated objects (exact E_tree with the matched joints), or E and
+    E^phi per pair of two joint lists (--joints, the reference tool's input format)."""
     from flows.score import distance_command
 
     raise typer.Exit(
         distance_command(
-            a=a, b=b, norm=norm, alpha=alpha, kappa=kappa, joints=joints, json_output=json_output
+            a=a,
+            b=b,
+            norm=norm,
+            alpha=alpha,
+            kappa=kappa,
+            joints=joints,
+            json_output=json_output,
+            compact=compact,
         )
     )
 

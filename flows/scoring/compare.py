@@ -1,0 +1,337 @@
+"""One predicted object against its ground truth.
+
+1. The exact tree distance E^{phi,tree} (split norm) with its optimal matching of moving joints
+   (`match_trees`). Its edit script substitutes every matched pair and contracts (or expands)
+   every other moving joint, so E^{phi,tree} = sum of the pair costs E^phi(J_pred, J_gt) plus
+   the unmatched joints' costs E^phi(J, J0).
+2. The component pairs for the prior protocol: the matched pairs, with ties among identical
+   joints broken by joint-origin distance (`break_ties`: identical joints, e.g. three equal
+   drawers, can be matched in any order at the same E, but the prior scores can tell them
+   apart), plus pairs between an exactly fixed joint and an unmatched moving joint of the
+   other tree (`fixed_pairs`). Such a pair
+   costs E^phi(J, J0) whether it is read as a substitution or as a contraction, so adding it
+   leaves the edit script's cost unchanged; it is added only where the extended matching is
+   still realizable (structurally consistent). This is how a joint predicted as fixed where
+   the truth is revolute (or the reverse) shows up as a type error.
+3. Per-object values (`object_values`): prior scores averaged over the component pairs,
+   E_B over the pairs with finite limits on both sides under the ground-truth child link's
+   kinetic-energy norm, E^phi as the mean of the edit script's terms, and E^{phi,tree}.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from flows.scoring.objects import Kinematics, kinetic_grams
+from metric import (
+    JointParameters,
+    Joints,
+    Tree,
+    TreeDistance,
+    component_scores,
+    distance_to_fixed,
+    joint_distance,
+    matching_realizable,
+    split_norm,
+    tree_distance,
+)
+
+#: Thresholds of the prior protocol's success indicator (Articulate-Anything).
+TAU_AXIS = 0.25  # rad
+TAU_ORIGIN = 0.05  # m
+
+
+@dataclass(frozen=True)
+class TreeMatch:
+    """The exact tree distance between a prediction (first) and a ground truth (second).
+
+    result: metric.TreeDistance (value, certified, exact, matching, nodes_explored).
+    pairs: matched (pred index, gt index), indices into each object's joint list.
+    pair_cost: E (or E^phi) of each matched pair.
+    unmatched_pred, unmatched_gt: moving joints left out of the matching, with their costs
+    E(J, J0) in unmatched_pred_cost, unmatched_gt_cost.
+    """
+
+    result: TreeDistance
+    pairs: list[tuple[int, int]]
+    pair_cost: np.ndarray
+    unmatched_pred: np.ndarray
+    unmatched_pred_cost: np.ndarray
+    unmatched_gt: np.ndarray
+    unmatched_gt_cost: np.ndarray
+
+    @property
+    def terms(self) -> np.ndarray:
+        """Every cost of the edit script: matched pairs, then unmatched joints."""
+        return np.concatenate([self.pair_cost, self.unmatched_pred_cost, self.unmatched_gt_cost])
+
+
+def _grams(norm, n_pred: int, n_gt: int):
+    """(per pred joint, per gt joint) Gram stacks from a single Gram or a pair of stacks."""
+    if isinstance(norm, (tuple, list)):
+        return np.asarray(norm[0], dtype=float), np.asarray(norm[1], dtype=float)
+    gram = np.asarray(norm, dtype=float)
+    return np.broadcast_to(gram, (n_pred, 6, 6)), np.broadcast_to(gram, (n_gt, 6, 6))
+
+
+def match_trees(pred: Kinematics, gt: Kinematics, norm, kappa: float | None) -> TreeMatch:
+    """The exact E^tree (E^{phi,tree} with `kappa`) from `pred` to `gt` and its edit script.
+
+    norm: a (6, 6) Gram, or a pair (pred Grams (N1, 6, 6), gt Grams (N2, 6, 6)); a matched
+    pair is measured in the ground-truth joint's Gram, an unmatched joint in its own.
+    """
+    result = tree_distance(pred.tree, gt.tree, norm, kappa, exact=True)
+    g_pred, g_gt = _grams(norm, len(pred), len(gt))
+    p = np.array([i for i, _ in result.matching], dtype=np.int64)
+    g = np.array([k for _, k in result.matching], dtype=np.int64)
+    pair_cost = (
+        joint_distance(pred.joints[p], gt.joints[g], g_gt[g], kappa) if len(p) else np.zeros(0)
+    )
+    left_pred = np.setdiff1d(np.flatnonzero(pred.moving), p)
+    left_gt = np.setdiff1d(np.flatnonzero(gt.moving), g)
+    return TreeMatch(
+        result=result,
+        pairs=[(int(i), int(k)) for i, k in zip(p, g, strict=True)],
+        pair_cost=pair_cost,
+        unmatched_pred=left_pred,
+        unmatched_pred_cost=distance_to_fixed(pred.joints[left_pred], g_pred[left_pred], kappa),
+        unmatched_gt=left_gt,
+        unmatched_gt_cost=distance_to_fixed(gt.joints[left_gt], g_gt[left_gt], kappa),
+    )
+
+
+def _structure(kin: Kinematics) -> Tree:
+    """The same tree with every edge moving (placeholder joints): realizability only depends on
+    which edges are matched, so fixed edges can be matched in this copy."""
+    n = len(kin)
+    twist = np.zeros((n, 6))
+    twist[:, 0] = 1.0
+    return Tree(kin.tree.edges, Joints(twist, np.zeros(n), np.ones(n)))
+
+
+def fixed_pairs(pred: Kinematics, gt: Kinematics, pairs: list[tuple[int, int]]) -> list:
+    """Pairs (pred, gt) of an exactly fixed joint and an unmatched moving joint of the other
+    tree that extend `pairs` realizably, chosen greedily by the distance between the two joint
+    frame origins (ties by index). See the module docstring."""
+    used_pred = {i for i, _ in pairs}
+    used_gt = {k for _, k in pairs}
+    moving_pred, moving_gt = pred.moving, gt.moving
+    candidates = [
+        (float(np.linalg.norm(pred.point[i] - gt.point[k])), i, k)
+        for i in range(len(pred))
+        if i not in used_pred
+        for k in range(len(gt))
+        if k not in used_gt and moving_pred[i] != moving_gt[k]
+    ]
+    if not candidates:
+        return []
+    structure_pred, structure_gt = _structure(pred), _structure(gt)
+    matching, added = list(pairs), []
+    for _, i, k in sorted(candidates):
+        if i in used_pred or k in used_gt:
+            continue
+        if matching_realizable(structure_pred, structure_gt, [*matching, (i, k)]):
+            matching.append((i, k))
+            added.append((i, k))
+            used_pred.add(i)
+            used_gt.add(k)
+    return added
+
+
+def _identical_groups(kin: Kinematics) -> list[np.ndarray]:
+    """Moving joints grouped by identical twist and limits (to 1e-9), groups of two or more."""
+    moving = np.flatnonzero(kin.moving)
+    joints = kin.joints
+    key = np.column_stack([joints.twist[moving], joints.lower[moving], joints.upper[moving]])
+    key = np.round(np.nan_to_num(key, posinf=1e15, neginf=-1e15), 9)
+    if len(key) < 2:
+        return []
+    _, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    return [moving[inverse == c] for c in np.flatnonzero(counts > 1)]
+
+
+def break_ties(pred: Kinematics, gt: Kinematics, pairs: list[tuple[int, int]]) -> list:
+    """`pairs` with the partners of identical joints reassigned to minimize the summed distance
+    between joint origins. Identical joints (same twist and limits, e.g. three equal drawers)
+    are interchangeable in the edit script: matched or not, any assignment of them costs the
+    same E. So for each group of identical ground-truth joints (then of identical predicted
+    joints) the partners matched to the group are reassigned to the group's joints by an
+    optimal assignment on origin distances, kept only if the matching stays realizable."""
+    if not pairs:
+        return []
+    pairs = list(pairs)
+    structure = None
+    for side in (1, 0):  # ground-truth groups, then predicted groups
+        kin, other = (gt, pred) if side == 1 else (pred, gt)
+        for group in _identical_groups(kin):
+            members = set(group.tolist())
+            slots = [t for t, pair in enumerate(pairs) if pair[side] in members]
+            if not slots:
+                continue
+            partners = np.array([pairs[t][1 - side] for t in slots])
+            current = np.array([pairs[t][side] for t in slots])
+            gap = np.linalg.norm(
+                other.point[partners][:, None, :] - kin.point[group][None, :, :], axis=2
+            )
+            rows, cols = linear_sum_assignment(gap)
+            now = np.linalg.norm(other.point[partners] - kin.point[current], axis=1).sum()
+            if gap[rows, cols].sum() >= now - 1e-12:
+                continue
+            trial = list(pairs)
+            for r, c in zip(rows, cols, strict=True):
+                pair = [0, 0]
+                pair[side], pair[1 - side] = int(group[c]), int(partners[r])
+                trial[slots[r]] = (pair[0], pair[1])
+            if structure is None:
+                structure = (_structure(pred), _structure(gt))
+            if matching_realizable(*structure, trial):
+                pairs = trial
+    return pairs
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A prediction against its ground truth (see the module docstring).
+
+    match: the exact E^{phi,tree}_alpha and its edit script.
+    pairs: component pairs (pred, gt): the matched pairs (ties broken), then the fixed pairs.
+    fixed_pair: (P,) True for pairs added by `fixed_pairs`.
+    type_error, axis_error, origin_error, limit_range, limit_direction, success: (P,) prior
+    scores (origin error of parallel rotating axes: the distance between the two lines).
+    origin_parallel: (P,) True where that parallel-line distance was used.
+    e_phi: (P,) E^phi_alpha of each pair (for a fixed pair: the moving joint's E^phi(J, J0)).
+    finite: (P,) both joints have finite limits; e_b: (P,) E_B in metres where finite and the
+    ground-truth child link has a valid mass distribution, NaN elsewhere.
+    """
+
+    match: TreeMatch
+    pairs: list[tuple[int, int]]
+    fixed_pair: np.ndarray
+    e_phi: np.ndarray
+    type_error: np.ndarray
+    axis_error: np.ndarray
+    origin_error: np.ndarray
+    origin_parallel: np.ndarray
+    limit_range: np.ndarray
+    limit_direction: np.ndarray
+    success: np.ndarray
+    finite: np.ndarray
+    e_b: np.ndarray
+
+
+def _parameters(kin: Kinematics, index: np.ndarray) -> JointParameters:
+    return JointParameters(
+        types=np.array(kin.types, dtype=object)[index].astype(str),
+        axis=kin.axis[index],
+        origin=kin.point[index],
+        lower=kin.joints.lower[index],
+        upper=kin.joints.upper[index],
+    )
+
+
+def compare(
+    pred: Kinematics,
+    gt: Kinematics,
+    alpha: float = 1.0,
+    kappa: float = np.pi,
+    tau_axis: float = TAU_AXIS,
+    tau_origin: float = TAU_ORIGIN,
+) -> Comparison:
+    """Score `pred` against `gt`: exact E^{phi,tree}_alpha, component pairs, prior scores, E_B."""
+    gram = split_norm(alpha)
+    match = match_trees(pred, gt, gram, kappa)
+    matched = break_ties(pred, gt, match.pairs)
+    pairs = matched + fixed_pairs(pred, gt, matched)
+    p = np.array([i for i, _ in pairs], dtype=np.int64)
+    g = np.array([k for _, k in pairs], dtype=np.int64)
+    n = len(pairs)
+    fixed_pair = np.arange(n) >= len(matched)
+    e_phi = joint_distance(pred.joints[p], gt.joints[g], gram, kappa) if n else np.zeros(0)
+    if n:
+        scores = component_scores(
+            _parameters(pred, p), _parameters(gt, g), tau_axis=tau_axis, tau_origin=tau_origin
+        )
+        parallel = scores.origin_parallel
+        # The skew-line distance is undefined for parallel axes; use the distance between the
+        # two parallel lines there (what the error tends to), so exact axes are not failures.
+        gt_axis = gt.axis[g] / np.linalg.norm(gt.axis[g], axis=1, keepdims=True)
+        line_gap = np.linalg.norm(np.cross(pred.point[p] - gt.point[g], gt_axis), axis=1)
+        origin_error = np.where(parallel, line_gap, scores.origin_error)
+        success = (scores.type_error == 0.0) & (scores.axis_error < tau_axis)
+        success &= origin_error < tau_origin
+        type_error, axis_error = scores.type_error, scores.axis_error
+        limit_range, limit_direction = scores.limit_range, scores.limit_direction
+    else:
+        empty = np.zeros(0)
+        type_error = axis_error = origin_error = limit_range = limit_direction = empty
+        parallel = success = np.zeros(0, dtype=bool)
+    finite = pred.joints.bounded[p] & gt.joints.bounded[g] if n else np.zeros(0, dtype=bool)
+    e_b = np.full(n, np.nan)
+    grams, valid = kinetic_grams(gt)
+    usable = finite & valid[g] if n else finite
+    if usable.any():
+        e_b[usable] = joint_distance(pred.joints[p[usable]], gt.joints[g[usable]], grams[g[usable]])
+    return Comparison(
+        match=match,
+        pairs=pairs,
+        fixed_pair=fixed_pair,
+        e_phi=e_phi,
+        type_error=type_error,
+        axis_error=axis_error,
+        origin_error=origin_error,
+        origin_parallel=parallel,
+        limit_range=limit_range,
+        limit_direction=limit_direction,
+        success=success,
+        finite=finite,
+        e_b=e_b,
+    )
+
+
+def _mean(values: np.ndarray, scale: float = 1.0) -> float | None:
+    """Mean of the defined (non-NaN) values, None when there is none."""
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    return float(values.mean() * scale) if len(values) else None
+
+
+def object_values(c: Comparison, pred: Kinematics, gt: Kinematics) -> dict:
+    """The per-object numbers of one comparison (columns of scores.parquet; None = undefined)."""
+    terms = c.match.terms
+    result = c.match.result
+    return {
+        "n_pred_joints": int(pred.moving.sum()),
+        "n_gt_joints": int(gt.moving.sum()),
+        "n_matched": len(c.match.pairs),
+        "n_fixed_pairs": int(c.fixed_pair.sum()),
+        "n_unmatched_pred": len(c.match.unmatched_pred),
+        "n_unmatched_gt": len(c.match.unmatched_gt),
+        "type_err_pct": _mean(c.type_error, 100.0),
+        "origin_err_m": _mean(c.origin_error),
+        "n_origin_parallel": int(c.origin_parallel.sum()),
+        "axis_err_rad": _mean(c.axis_error),
+        "limit_range": _mean(c.limit_range),
+        "limit_dir": _mean(c.limit_direction),
+        "succ_rate_pct": _mean(c.success.astype(float), 100.0),
+        "n_finite_pairs": int(c.finite.sum()),
+        "n_eb_pairs": int((~np.isnan(c.e_b)).sum()),
+        "e_b_m": _mean(c.e_b),
+        "e_phi": float(terms.mean()) if len(terms) else None,
+        "e_tree": float(result.value),
+        "e_tree_relaxation": float(result.relaxation),
+        "certified": bool(result.certified),
+        "search_nodes": int(result.nodes_explored),
+        "pairs": [
+            {
+                "pred_joint": pred.names[i],
+                "gt_joint": gt.names[k],
+                "e_phi": float(cost),
+                "fixed_pair": bool(fixed),
+            }
+            for (i, k), cost, fixed in zip(c.pairs, c.e_phi, c.fixed_pair, strict=True)
+        ],
+    }
