@@ -19,6 +19,7 @@ LAPTOP = "sample_urdf__laptop_0012__laptop_0012"
 CABINET = "sample_urdf__cabinet_0010__cabinet_0010"
 WINDOW = "sample_urdf__window_0018__window_0018"
 FAUCET = "sample_urdf__faucet_0014__faucet_0014"
+USED = (LAPTOP, CABINET, WINDOW, FAUCET)
 
 
 def sample_release(tmp_path_factory) -> Path:
@@ -40,9 +41,9 @@ def sample_release(tmp_path_factory) -> Path:
             cache_dir=None,
             live=False,
         )
-        result = build_release(config)
-        accepted = result.info["counts"]["accepted"]
-        assert accepted == 40, f"the sample release accepted {accepted} of 40 objects; see rejects"
+        build_release(config)
+        missing = [o for o in USED if not (root / "release" / "objects" / o).is_dir()]
+        assert not missing, f"the sample release rejected {missing}; see its rejects.parquet"
         _BUILT["release"] = root / "release"
     return _BUILT["release"]
 
