@@ -16,7 +16,7 @@ import numpy as np
 
 from metric.joint_distance import check_bounded
 from metric.joints import Joints
-from metric.norms import _skew
+from metric.norms import skew
 
 #: Below this rotation angle the exponential uses its Taylor expansion.
 _SMALL_ANGLE = 1e-4
@@ -40,7 +40,7 @@ def se3_exp(twist, theta=1.0):
     sin_x = np.where(small, 1.0 - a2 / 6.0, np.sin(safe) / safe)
     cos_x = np.where(small, 0.5 - a2 / 24.0, (1.0 - np.cos(safe)) / (safe * safe))
     cub_x = np.where(small, 1.0 / 6.0 - a2 / 120.0, (safe - np.sin(safe)) / safe**3)
-    k = _skew(rot_vec)
+    k = skew(rot_vec)
     k2 = k @ k
     eye = np.eye(3)
     rotation = eye + sin_x[:, None, None] * k + cos_x[:, None, None] * k2

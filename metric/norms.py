@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def _skew(vectors: np.ndarray) -> np.ndarray:
+def skew(vectors: np.ndarray) -> np.ndarray:
     """(..., 3, 3) cross-product matrices: skew(c) @ x == cross(c, x)."""
     out = np.zeros(vectors.shape[:-1] + (3, 3))
     x, y, z = vectors[..., 0], vectors[..., 1], vectors[..., 2]
@@ -68,7 +68,7 @@ def kinetic_norm(mass, com, inertia) -> np.ndarray:
     if bad.any():
         raise ValueError(f"mass must be > 0 (links {np.flatnonzero(bad)[:5].tolist()})")
     _check_spd(inertia, "inertia tensor")
-    c = _skew(com)
+    c = skew(com)
     gram = np.zeros(mass.shape + (6, 6))
     gram[..., :3, :3] = inertia / mass[..., None, None] + np.swapaxes(c, -1, -2) @ c
     gram[..., :3, 3:] = np.swapaxes(c, -1, -2) * -1.0
@@ -113,10 +113,3 @@ def gram_factor(norm, n: int | None = None, what: str = "norm"):
     if per_joint and n is not None and gram.shape[0] != n:
         raise ValueError(f"{what} has {gram.shape[0]} per-joint Gram matrices for {n} joints")
     return gram, _check_spd(gram, what)
-
-
-def squared_norm(x: np.ndarray, gram: np.ndarray) -> np.ndarray:
-    """x^T G x over the last axis; G is (6, 6) or broadcasts against x's leading axes."""
-    if gram.ndim == 2:
-        return np.einsum("...i,...i->...", x @ gram, x)
-    return np.einsum("...i,...i->...", (x[..., None, :] @ gram)[..., 0, :], x)
