@@ -1,1 +1,85 @@
-"""Checks that decide whether a normalized object may enter the suite, and `arena validate`."""
+"""Checks that decide whether a normalized object may enter the suite, and `arena validate`.
+
+    report = verify_object(result, source)        # a NormalizeResult and its SourceConfig
+    report.status                                  # "pass" | "warn" | "fail"
+    report.checks                                  # [CheckResult(id, severity, passed, ...)]
+    rejection_report(candidate, asset_error)       # a refused object as a failed report
+
+Check families (docs/verification.md lists every id, severity and tolerance): structure of the
+file read back (`verify.checks.structure`), the metric (`.kinematics`: self-distance, swap
+invariance, motion), geometry, inertia, attachment of parts, MuJoCo load and kinematics
+(`.simulator`), and allowances that waive named checks (`verify.allowances`).
+"""
+
+from __future__ import annotations
+
+import time
+
+from verify.allowances import apply_allowances, object_allowances
+from verify.checks import Context, attachment, geometry, inertia, kinematics, structure
+from verify.checks import simulator as simulator_checks
+from verify.report import CheckResult, VerificationReport, rejection_report, source_path_of
+
+__all__ = ["CheckResult", "VerificationReport", "rejection_report", "verify_object"]
+
+#: Families that need the object read back, in order (geometry before attachment and
+#: simulator, which reuse its loaded meshes and extent).
+FAMILIES = (
+    ("structure", structure.run),
+    ("metric", kinematics.run),
+    ("geometry", geometry.run),
+    ("inertia", inertia.run),
+    ("attachment", attachment.run),
+)
+
+
+def verify_object(result, source, *, simulator: bool = True) -> VerificationReport:
+    """Run every check on one normalized object (`normalize.run.NormalizeResult`) of `source`
+    (`normalize.sources.SourceConfig`). simulator: also compile it in MuJoCo and compare its
+    forward kinematics (skipped, with an info check, when False or when MuJoCo is missing).
+    Never raises for a bad object: a check that crashes is reported as `verify.internal_error`.
+    """
+    started = time.perf_counter()
+    candidate = result.candidate
+    report = VerificationReport(
+        object_id=result.object_id,
+        source=source.name,
+        source_id=candidate.source_id,
+        source_path=source_path_of(candidate),
+        format=source.format,
+    )
+    ctx = Context(result=result, source=source, simulator=simulator)
+    checks = [structure.read_back(ctx)]
+    if ctx.reread is not None:
+        report.moving_joints = len(ctx.reread.moving_joints)
+        families = list(FAMILIES)
+        if simulator:
+            families.append(("simulator", simulator_checks.run))
+        for name, family in families:
+            checks += _guarded(name, family, ctx)
+        if not simulator:
+            checks.append(
+                CheckResult("simulator.skipped", "info", True, "simulator checks not requested")
+            )
+    extra, file_check = object_allowances(candidate)
+    if file_check is not None:
+        checks.append(file_check)
+    apply_allowances(checks, candidate, source, extra)
+    report.checks = checks
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _guarded(name: str, family, ctx: Context) -> list[CheckResult]:
+    try:
+        return family(ctx)
+    except Exception as exc:  # a bug in a check must not lose the object's other checks
+        return [
+            CheckResult(
+                "verify.internal_error",
+                "error",
+                False,
+                f"the {name} checks crashed: {type(exc).__name__}: {exc}",
+                element=name,
+            )
+        ]

@@ -1,0 +1,228 @@
+"""Geometry of the normalized object: mesh files, bounds, size, and what normalization dropped.
+
+Every mesh must resolve inside the object folder (symlinks followed), exist and load with
+trimesh (`normalize.meshes.load_mesh`, which also refuses NaN vertices, faces past the vertex
+list and files without triangles). A mesh without surface (total triangle area 0) or with fewer
+than 4 vertices cannot bound a volume and is reported as degenerate. The rest-pose bounding box
+of all shapes must be finite; an object whose largest extent is above 20 m or below 1 mm is
+flagged. Textures, material libraries and remote meshes that normalization had to drop (its
+changes `texture.missing`, `mesh.material_missing`, `mesh.remote_dropped`) are warnings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from normalize.errors import AssetError
+from normalize.meshes import geometry_bounds, load_mesh
+from normalize.model import Geometry
+from normalize.paths import is_inside
+from verify.checks import Context, aggregate, single
+from verify.report import CheckResult
+
+MAX_EXTENT = 20.0  # metres
+MIN_EXTENT = 1e-3  # metres
+#: A mesh whose total area is below this fraction of its squared bounding-box diagonal has no
+#: surface.
+AREA_FRACTION = 1e-12
+
+#: Normalization changes that verification reports as warnings: change code -> (check id, what).
+DROPPED = {
+    "texture.missing": ("geometry.texture_missing", "texture image(s)"),
+    "mesh.material_missing": ("geometry.material_missing", "material library file(s)"),
+    "mesh.remote_dropped": ("geometry.shape_dropped", "shape(s) behind remote URLs"),
+}
+
+
+def shapes(link) -> tuple[Geometry, ...]:
+    """The shapes that stand for a link: its visuals, else its collisions (as the convention's
+    placement does)."""
+    return link.visuals or link.collisions
+
+
+def absolute(g: Geometry, folder: Path) -> Geometry:
+    """`g` with its mesh filename made absolute (meshes are written relative to the folder)."""
+    if g.kind != "mesh" or Path(g.filename).is_absolute():
+        return g
+    return replace(g, filename=str(folder / g.filename))
+
+
+def run(ctx: Context) -> list[CheckResult]:
+    obj, folder = ctx.reread, ctx.folder
+    out: list[CheckResult] = []
+    meshes: dict[str, object] = {}
+    outside, missing, unloadable, degenerate = [], [], [], []
+    mesh_files = sorted(
+        {
+            g.filename
+            for link in obj.links
+            for g in (*link.visuals, *link.collisions)
+            if g.kind == "mesh"
+        }
+    )
+    for name in mesh_files:
+        path = folder / name
+        element = f"file {name}"
+        if not is_inside(path, folder):
+            outside.append((element, 1.0))
+            continue
+        if not path.is_file():
+            missing.append((element, 1.0))
+            continue
+        try:
+            mesh = load_mesh(path, root=folder, element=element)
+        except AssetError as exc:
+            unloadable.append((element, str(exc)))
+            continue
+        meshes[name] = mesh
+        degenerate.append((element, _surface_problem(mesh)))
+    ctx.notes["meshes"] = meshes
+
+    count = len(mesh_files)
+    out += aggregate(
+        "geometry.mesh_outside_root",
+        "error",
+        outside or [(None, 0.0)],
+        0.0,
+        ok=lambda v, t: v <= t,
+        describe=lambda e, v: f"{e}: resolves outside the object folder {folder}",
+        passed_message=f"{count} mesh file(s), all inside the object folder",
+    )
+    out += aggregate(
+        "geometry.mesh_missing",
+        "error",
+        missing or [(None, 0.0)],
+        0.0,
+        ok=lambda v, t: v <= t,
+        describe=lambda e, v: f"{e}: does not exist",
+        passed_message=f"{count} mesh file(s), all present",
+    )
+    if unloadable:
+        out += [
+            single("geometry.mesh_load", "error", False, message, element=element)
+            for element, message in unloadable
+        ]
+    else:
+        out.append(
+            single(
+                "geometry.mesh_load",
+                "error",
+                True,
+                f"{len(meshes)} mesh file(s) load with trimesh",
+                value=len(meshes),
+            )
+        )
+    out += aggregate(
+        "geometry.mesh_degenerate",
+        "warning",
+        degenerate,
+        0.0,
+        ok=lambda v, t: v <= t,
+        describe=lambda e, v: (
+            f"{e}: the mesh has no surface or fewer than 4 vertices, so it "
+            "bounds no volume (MuJoCo refuses it)"
+        ),
+        passed_message="no mesh is degenerate",
+    )
+    out += _bounds(ctx, meshes)
+    out += _dropped(ctx)
+    return out
+
+
+def _surface_problem(mesh) -> float:
+    """1.0 when a loaded mesh has no surface or fewer than 4 distinct vertices, else 0.0."""
+    vertices = mesh.vertices
+    if len(np.unique(vertices, axis=0)) < 4:
+        return 1.0
+    tri = vertices[mesh.faces]
+    area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+    diagonal = float(np.linalg.norm(vertices.max(axis=0) - vertices.min(axis=0)))
+    return 0.0 if area.sum() > AREA_FRACTION * diagonal**2 else 1.0
+
+
+def _bounds(ctx: Context, meshes: dict) -> list[CheckResult]:
+    obj, folder = ctx.reread, ctx.folder
+    poses = ctx.rest_poses
+    lows, highs = [], []
+    for link in obj.links:
+        for g in shapes(link):
+            if g.kind == "mesh" and g.filename not in meshes:
+                continue  # reported above
+            found = geometry_bounds(absolute(g, folder), poses[link.name], root=folder)
+            if found is not None:
+                lows.append(found[0])
+                highs.append(found[1])
+    if not lows:
+        ctx.notes["extent"] = None
+        return [
+            single(
+                "geometry.present",
+                "warning",
+                False,
+                "the object has no geometry that loads (no visual or collision shapes)",
+                value=0,
+                threshold=1,
+            )
+        ]
+    low, high = np.min(lows, axis=0), np.max(highs, axis=0)
+    finite = bool(np.all(np.isfinite(low)) and np.all(np.isfinite(high)))
+    extent = float(np.max(high - low)) if finite else float("inf")
+    ctx.notes["extent"] = extent if finite else None
+    ctx.notes["bounds"] = (low, high)
+    out = [
+        single(
+            "geometry.present",
+            "warning",
+            True,
+            f"{len(lows)} shape(s) at rest",
+            value=len(lows),
+            threshold=1,
+        ),
+        single(
+            "geometry.bounds_finite",
+            "error",
+            finite,
+            f"rest-pose bounding box {low.tolist()} .. {high.tolist()}",
+            value=extent,
+        ),
+    ]
+    if finite:
+        sensible = MIN_EXTENT <= extent <= MAX_EXTENT
+        out.append(
+            single(
+                "geometry.extent",
+                "warning",
+                sensible,
+                f"largest extent of the rest-pose bounding box is {extent:.4g} m"
+                + ("" if sensible else f", outside [{MIN_EXTENT:g}, {MAX_EXTENT:g}] m"),
+                value=extent,
+                threshold=f"[{MIN_EXTENT:g}, {MAX_EXTENT:g}]",
+            )
+        )
+    return out
+
+
+def _dropped(ctx: Context) -> list[CheckResult]:
+    out = []
+    for code, (check_id, what) in DROPPED.items():
+        changes = [c for c in ctx.result.changes if c.code == code]
+        if not changes:
+            out.append(single(check_id, "warning", True, f"no {what} dropped", value=0))
+            continue
+        shown = "; ".join(c.message for c in changes[:3])
+        more = f" (and {len(changes) - 3} more)" if len(changes) > 3 else ""
+        out.append(
+            single(
+                check_id,
+                "warning",
+                False,
+                f"{len(changes)} {what} dropped: {shown}{more}",
+                value=len(changes),
+                threshold=0,
+                element=changes[0].element,
+            )
+        )
+    return out

@@ -1,0 +1,210 @@
+"""Structure of the normalized object as read back from its URDF file.
+
+The canonical model refuses most structural faults at construction (and normalization turns them
+into rejections with `model.*` codes), so on an object that was read back these checks pass;
+they are recomputed here from the links and joints themselves, independently of the model's own
+validation, so that the report states each property and its measured value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+from normalize.errors import AssetError
+from normalize.model import JOINT_TYPES
+from normalize.urdf import read_object
+from verify.checks import Context, aggregate, single
+from verify.report import CheckResult
+
+#: Largest accepted | |axis| - 1 | (the model's own tolerance).
+AXIS_UNIT_TOLERANCE = 1e-9
+
+
+def read_back(ctx: Context) -> CheckResult:
+    """Read the written URDF from disk into `ctx.reread`."""
+    try:
+        ctx.reread = read_object(ctx.result.urdf_path)
+    except AssetError as exc:
+        return single(
+            "structure.read_back",
+            "error",
+            False,
+            f"the normalized URDF cannot be read back: {exc}",
+            value=exc.code,
+            element=exc.element or f"file {ctx.result.urdf_path.name}",
+        )
+    return single(
+        "structure.read_back",
+        "error",
+        True,
+        "the normalized URDF reads back into the canonical model",
+        element=f"file {ctx.result.urdf_path.name}",
+    )
+
+
+def run(ctx: Context) -> list[CheckResult]:
+    obj = ctx.reread
+    link_names = [link.name for link in obj.links]
+    joint_names = [joint.name for joint in obj.joints]
+    out: list[CheckResult] = []
+
+    children = [j.child for j in obj.joints]
+    roots = [name for name in link_names if name not in set(children)]
+    out.append(
+        single(
+            "structure.single_root",
+            "error",
+            len(roots) == 1,
+            f"{len(roots)} root link(s): {', '.join(roots[:5]) or 'none'}",
+            value=len(roots),
+            threshold=1,
+            element=f"link {roots[0]}" if roots else None,
+        )
+    )
+
+    reached = _reachable(obj, roots[0]) if len(roots) == 1 else set()
+    parents = Counter(children)
+    is_tree = (
+        len(roots) == 1
+        and len(reached) == len(link_names)
+        and len(obj.joints) == len(link_names) - 1
+        and all(n == 1 for n in parents.values())
+    )
+    out.append(
+        single(
+            "structure.tree",
+            "error",
+            is_tree,
+            f"{len(reached)} of {len(link_names)} links reached from the root through "
+            f"{len(obj.joints)} joints, each link with at most one parent",
+            value=len(link_names) - len(reached),
+            threshold=0,
+        )
+    )
+
+    duplicates = [n for n, c in Counter(link_names).items() if c > 1]
+    duplicates += [n for n, c in Counter(joint_names).items() if c > 1]
+    out.append(
+        single(
+            "structure.unique_names",
+            "error",
+            not duplicates,
+            "link and joint names are unique"
+            if not duplicates
+            else f"duplicate names: {', '.join(duplicates[:5])}",
+            value=len(duplicates),
+            threshold=0,
+        )
+    )
+
+    out += aggregate(
+        "structure.joint_types",
+        "error",
+        [(f"joint {j.name}", 0.0 if j.type in JOINT_TYPES else 1.0) for j in obj.joints],
+        0.0,
+        ok=lambda v, t: v <= t,
+        describe=lambda e, v: f"{e}: unsupported joint type",
+        passed_message=f"every joint type is one of {', '.join(JOINT_TYPES)}",
+    )
+
+    def axis_error(joint) -> float:
+        if not np.all(np.isfinite(joint.axis)):
+            return math.inf
+        return abs(float(np.linalg.norm(joint.axis)) - 1.0)
+
+    out += aggregate(
+        "structure.axes",
+        "error",
+        [(f"joint {j.name}", axis_error(j)) for j in obj.joints if j.moving],
+        AXIS_UNIT_TOLERANCE,
+        ok=lambda v, t: v <= t,
+        describe=lambda e, v: f"{e}: axis is not a finite unit vector (| |a| - 1 | = {v:.3g})",
+        passed_message="every moving joint has a finite unit axis (value: largest | |a| - 1 |)",
+    )
+
+    out += aggregate(
+        "structure.limits",
+        "error",
+        [(f"joint {j.name}", _limit_problem(j)) for j in obj.joints],
+        0.0,
+        ok=lambda v, t: v <= t,
+        describe=lambda e, v: f"{e}: limits are not ordered, or not finite where required",
+        passed_message="limits are ordered, finite for revolute joints, (-inf, inf) for "
+        "continuous joints, and finite or unbounded both ways for prismatic and helical joints",
+    )
+
+    by_name = {j.name: j for j in obj.joints}
+    mimics = [j for j in obj.joints if j.mimic is not None]
+    out += aggregate(
+        "structure.mimic_targets",
+        "error",
+        [(f"joint {j.name}", 0.0 if j.mimic.joint in by_name else 1.0) for j in mimics],
+        0.0,
+        ok=lambda v, t: v <= t,
+        describe=lambda e, v: f"{e}: mimics a joint that does not exist",
+        passed_message=f"{len(mimics)} mimic joint(s), every target exists",
+    )
+    out += aggregate(
+        "structure.mimic_loops",
+        "error",
+        [(f"joint {j.name}", _mimic_chain_loops(j, by_name)) for j in mimics],
+        0.0,
+        ok=lambda v, t: v <= t,
+        describe=lambda e, v: f"{e}: its mimic chain comes back to itself",
+        passed_message="no mimic chain loops",
+    )
+
+    moving = len(obj.moving_joints)
+    out.append(
+        single(
+            "structure.moving_joints",
+            "warning",
+            moving > 0,
+            f"{moving} moving joint(s)" if moving else "the object has no moving joint",
+            value=moving,
+            threshold=1,
+        )
+    )
+    return out
+
+
+def _reachable(obj, root: str) -> set[str]:
+    below: dict[str, list[str]] = {}
+    for joint in obj.joints:
+        below.setdefault(joint.parent, []).append(joint.child)
+    seen, stack = {root}, [root]
+    while stack:
+        for child in below.get(stack.pop(), []):
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return seen
+
+
+def _limit_problem(joint) -> float:
+    """0.0 when the limits suit the joint type, 1.0 when not."""
+    lower, upper = joint.lower, joint.upper
+    if math.isnan(lower) or math.isnan(upper) or lower > upper:
+        return 1.0
+    finite = math.isfinite(lower) and math.isfinite(upper)
+    if joint.type == "revolute":
+        return 0.0 if finite else 1.0
+    if joint.type == "continuous":
+        return 0.0 if (lower, upper) == (-math.inf, math.inf) else 1.0
+    if joint.type == "fixed":
+        return 0.0 if (lower, upper) == (0.0, 0.0) else 1.0
+    return 0.0 if finite or (lower, upper) == (-math.inf, math.inf) else 1.0
+
+
+def _mimic_chain_loops(joint, by_name) -> float:
+    seen = {joint.name}
+    current = joint
+    while current.mimic is not None and current.mimic.joint in by_name:
+        current = by_name[current.mimic.joint]
+        if current.name in seen:
+            return 1.0
+        seen.add(current.name)
+    return 0.0

@@ -1,0 +1,169 @@
+"""What verification says about one object: a list of check results and a verdict.
+
+A `CheckResult` has a stable dotted `id` (docs/verification.md lists every one), a severity
+("error", "warning" or "info"), whether it passed, the measured `value`, the `threshold` it was
+held to, the `element` (link, joint or file) it concerns and a message for people. An allowance
+may waive a failed check; the report still lists it, marked `waived` with the reason.
+
+Verdict (`VerificationReport.status`): "fail" when a non-waived error check failed, "warn" when
+a non-waived warning check failed, else "pass". Info checks never change the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+SEVERITIES = ("error", "warning", "info")
+STATUSES = ("pass", "warn", "fail")
+
+
+def json_number(value):
+    """`value` as JSON can hold it: non-finite floats become the strings 'inf', '-inf', 'nan';
+    numpy scalars become Python numbers."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "f") in "iu":
+        return int(value)
+    if math.isnan(number):
+        return "nan"
+    if math.isinf(number):
+        return "inf" if number > 0 else "-inf"
+    return number
+
+
+@dataclass
+class CheckResult:
+    """One check of one object (or of one element of it, for a failure)."""
+
+    id: str
+    severity: str
+    passed: bool
+    message: str = ""
+    value: float | int | str | None = None
+    threshold: float | int | str | None = None
+    element: str | None = None
+    waived: bool = False
+    waiver_reason: str | None = None
+
+    def __post_init__(self):
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
+
+    @property
+    def counts(self) -> bool:
+        """True when this result takes part in the verdict: failed and not waived."""
+        return not self.passed and not self.waived and self.severity != "info"
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "passed": bool(self.passed),
+            "waived": bool(self.waived),
+            "waiver_reason": self.waiver_reason,
+            "value": json_number(self.value),
+            "threshold": json_number(self.threshold),
+            "element": self.element,
+            "message": self.message,
+        }
+
+
+@dataclass
+class VerificationReport:
+    """Every check of one object and the verdict they give.
+
+    stage: "verify" for a normalized object, else the stage that rejected it (parse, resolve,
+    model, mesh, ...; see `rejection_report`). moving_joints: the number of moving joints of
+    the normalized object (None when it was rejected before normalization).
+    """
+
+    object_id: str
+    checks: list[CheckResult] = field(default_factory=list)
+    source: str | None = None
+    source_id: str | None = None
+    source_path: str | None = None
+    format: str | None = None
+    stage: str = "verify"
+    moving_joints: int | None = None
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> str:
+        if any(c.counts and c.severity == "error" for c in self.checks):
+            return "fail"
+        if any(c.counts and c.severity == "warning" for c in self.checks):
+            return "warn"
+        return "pass"
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        """Failed, non-waived error checks (why the object fails)."""
+        return [c for c in self.checks if c.counts and c.severity == "error"]
+
+    @property
+    def warnings(self) -> list[str]:
+        """Ids of failed, non-waived warning checks, each once, in check order."""
+        return list(
+            dict.fromkeys(c.id for c in self.checks if c.counts and c.severity == "warning")
+        )
+
+    def check(self, check_id: str) -> list[CheckResult]:
+        """Every result with this id."""
+        return [c for c in self.checks if c.id == check_id]
+
+    def as_dict(self) -> dict:
+        """One entry of `objects` in schemas/validation_report.schema.json."""
+        return {
+            "object_id": self.object_id,
+            "source": self.source,
+            "source_id": self.source_id,
+            "source_path": self.source_path,
+            "format": self.format,
+            "stage": self.stage,
+            "status": self.status,
+            "moving_joints": self.moving_joints,
+            "seconds": round(float(self.seconds), 4),
+            "warnings": self.warnings,
+            "failures": list(dict.fromkeys(c.id for c in self.failures)),
+            "checks": [c.as_dict() for c in self.checks],
+        }
+
+
+def rejection_report(candidate, error) -> VerificationReport:
+    """The report of an object that normalization refused: failed, with one error check whose
+    id is the rejection code (e.g. `xml.malformed`, `mesh.missing`, `model.cycle`).
+
+    `candidate` is a `normalize.sources.Candidate`, `error` a `normalize.errors.AssetError`.
+    """
+    element = error.element or (f"file {error.path}" if error.path else None)
+    check = CheckResult(
+        id=error.code,
+        severity="error",
+        passed=False,
+        message=str(error),
+        element=element,
+    )
+    return VerificationReport(
+        object_id=candidate.object_id,
+        checks=[check],
+        source=candidate.source.name,
+        source_id=candidate.source_id,
+        source_path=source_path_of(candidate),
+        format=candidate.source.format,
+        stage=error.stage,
+    )
+
+
+def source_path_of(candidate) -> str:
+    """The candidate's entry relative to its source root (absolute when it is outside)."""
+    try:
+        return candidate.source_path
+    except ValueError:  # the entry is not below the source root (a file given directly)
+        return str(candidate.path)

@@ -1,0 +1,324 @@
+"""`arena validate PATH... [--format F] [--json] [--strict]`: may these assets enter the suite?
+
+PATH is a URDF, MJCF or SDF file, an object folder or a whole library folder. Without --format,
+a folder is searched for PartNet-Mobility object folders (holding `mobility.urdf`), `*.urdf`
+files elsewhere, `*.sdf` files and `*.xml` files whose root element is `<mujoco>` (MJCF),
+`<sdf>` or `<robot>` (other XML, such as ROS `package.xml`, is ignored); MJCF and SDF files
+included by another file are parts of it, not objects. File references are confined to the PATH
+given (the file's folder for a file).
+
+Every object is normalized into a temporary folder (nothing is written next to the source),
+verified with `verify.verify_object`, and reported: a readable table, or with --json a document
+matching `schemas/validation_report.schema.json` (`objects`: one report per object, `summary`).
+Exit code: 0 when every object passes (warnings allowed unless --strict), 1 when any object
+fails, 2 for a usage error (missing path, unknown format, nothing to validate). An unreadable or
+hostile asset is a failed object whose check id is the rejection code, never a traceback.
+Several objects are validated in parallel processes (both cores by default). Prefect is never
+imported on this path.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+from normalize.errors import AssetError
+from normalize.sources import Candidate, SourceConfig, discover
+from verify.allowances import with_object_allowances
+from verify.report import CheckResult, VerificationReport, rejection_report, source_path_of
+
+FORMATS = ("partnet_mobility", "urdf", "mjcf", "sdf")
+PARTNET_ENTRY = "mobility.urdf"
+LICENSE = "unknown (validated with arena validate)"
+SNIFF_BYTES = 4096
+_COMMENT = re.compile(rb"<!--.*?(-->|$)", re.S)
+_TAG = re.compile(rb"<([?!]?)([A-Za-z_][\w.:-]*)")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class UsageError(ValueError):
+    """The command line cannot be acted on (exit code 2)."""
+
+
+# --------------------------------------------------------------------------- finding objects
+def xml_root(path: Path) -> str | None:
+    """The name of the first element of an XML file (read from its first few KiB), or None."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError:
+        return None
+    for match in _TAG.finditer(_COMMENT.sub(b"", head)):
+        if not match.group(1):
+            return match.group(2).decode("ascii", "replace").split(":")[-1]
+    return None
+
+
+def file_format(path: Path) -> str | None:
+    """The format of an entry file by suffix (and root element for .xml), or None."""
+    suffix = path.suffix.lower()
+    if suffix == ".urdf":
+        return "urdf"
+    if suffix in (".sdf", ".world"):
+        return "sdf"
+    if suffix == ".xml":
+        return {"mujoco": "mjcf", "sdf": "sdf", "robot": "urdf"}.get(xml_root(path) or "")
+    return None
+
+
+def _name(text: str) -> str:
+    return _UNSAFE.sub("-", text).strip("-.") or "objects"
+
+
+def _source(name: str, fmt: str, root: Path, **settings) -> SourceConfig:
+    return SourceConfig(name=_name(name), format=fmt, path=root, license=LICENSE, **settings)
+
+
+def _file_sources(path: Path, fmt: str | None) -> list[SourceConfig]:
+    fmt = fmt or file_format(path)
+    if fmt is None:
+        raise UsageError(
+            f"cannot tell the format of {path} (not .urdf, .sdf, or an .xml MJCF/SDF/URDF "
+            "file); pass --format"
+        )
+    folder = path.parent
+    if fmt == "partnet_mobility":
+        return [_source(folder.parent.name, fmt, folder, entry=path.name)]
+    return [_source(folder.name, fmt, folder, entry=glob.escape(path.name))]
+
+
+def _scan(folder: Path) -> dict[str, list[str]]:
+    """Relative paths of the entries of each format found below `folder`."""
+    found: dict[str, list[str]] = {fmt: [] for fmt in FORMATS}
+    partnet: list[str] = []
+    for directory, dirs, files in os.walk(folder):
+        dirs.sort()
+        here = Path(directory)
+        relative = here.relative_to(folder).as_posix()
+        if PARTNET_ENTRY in files:
+            partnet.append(relative)
+            found["partnet_mobility"].append(folder.name if relative == "." else relative)
+            continue  # the folder's other URDF files are variants of the same object
+        for name in sorted(files):
+            fmt = file_format(here / name)
+            if fmt is not None:
+                found[fmt].append((here / name).relative_to(folder).as_posix())
+    return found
+
+
+def _folder_sources(folder: Path, fmt: str | None) -> list[SourceConfig]:
+    holds_entry = any(
+        entry.is_file() and (entry.name == PARTNET_ENTRY or file_format(entry))
+        for entry in folder.iterdir()
+    )
+    base = folder.parent.name if holds_entry else folder.name
+    if fmt is not None:
+        return [_source(base, fmt, folder)]
+    found = {f: entries for f, entries in _scan(folder).items() if entries}
+    sources = []
+    for f, entries in found.items():
+        name = base if len(found) == 1 else f"{base}_{f}"
+        include = tuple(glob.escape(e) for e in entries)
+        entry = None if f == "partnet_mobility" else "**/*"
+        sources.append(_source(name, f, folder, include=include, entry=entry))
+    return sources
+
+
+def candidates_for(paths, format: str | None = None) -> list[Candidate | VerificationReport]:
+    """Every object under `paths`, in order: a Candidate, or a failed report when a source
+    cannot even be listed. Raises UsageError for a missing path or an unknown format."""
+    if format is not None and format not in FORMATS:
+        raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
+    out: list[Candidate | VerificationReport] = []
+    for raw in paths:
+        path = Path(raw).absolute()
+        if not path.exists():
+            raise UsageError(f"{raw}: no such file or folder")
+        try:
+            sources = (
+                _folder_sources(path, format) if path.is_dir() else _file_sources(path, format)
+            )
+        except OSError as exc:
+            raise UsageError(f"{raw}: cannot be read ({exc.strerror or exc})") from exc
+        if not sources:
+            raise UsageError(f"{raw}: no URDF, MJCF, SDF or PartNet-Mobility object found")
+        for source in sources:
+            try:
+                out.extend(discover(source))
+            except AssetError as exc:
+                out.append(_unlisted(source, exc))
+    if not out:
+        raise UsageError("no object to validate under " + ", ".join(str(p) for p in paths))
+    return out
+
+
+def _unlisted(source: SourceConfig, exc: AssetError) -> VerificationReport:
+    check = CheckResult(exc.code, "error", False, str(exc), element=exc.path)
+    return VerificationReport(
+        object_id=source.name,
+        checks=[check],
+        source=source.name,
+        format=source.format,
+        stage=exc.stage,
+    )
+
+
+# --------------------------------------------------------------------------- one object
+def validate_candidate(candidate: Candidate, out: Path, simulator: bool = True):
+    """Normalize one candidate into `out` (removed afterwards) and verify it; never raises."""
+    from normalize.run import normalize_candidate
+    from verify import verify_object
+
+    started = time.perf_counter()
+    candidate = with_object_allowances(candidate)
+    try:
+        try:
+            result = normalize_candidate(candidate, out)
+        except AssetError as exc:
+            report = rejection_report(candidate, exc)
+        else:
+            report = verify_object(result, candidate.source, simulator=simulator)
+    except Exception as exc:  # a bug must not stop the other objects; the report says so
+        report = _internal(candidate, exc)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
+    message = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
+    return VerificationReport(
+        object_id=candidate.object_id,
+        checks=[CheckResult("internal.error", "error", False, message)],
+        source=candidate.source.name,
+        source_id=candidate.source_id,
+        source_path=source_path_of(candidate),
+        format=candidate.source.format,
+        stage="internal",
+    )
+
+
+def _validate_job(job) -> VerificationReport:
+    candidate, out, simulator = job
+    return validate_candidate(candidate, out, simulator)
+
+
+def validate_candidates(
+    candidates, workers: int | None = None, simulator: bool = True
+) -> list[VerificationReport]:
+    """Reports for candidates (already-failed reports pass through), in order; several
+    candidates run in `workers` processes (default: every core)."""
+    with tempfile.TemporaryDirectory(prefix="arena-validate-") as tmp:
+        jobs = [
+            (c, Path(tmp) / str(i), simulator)
+            for i, c in enumerate(candidates)
+            if isinstance(c, Candidate)
+        ]
+        workers = min(workers or os.cpu_count() or 1, len(jobs))
+        if workers <= 1:
+            done = [_validate_job(job) for job in jobs]
+        else:
+            with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+                done = list(pool.map(_validate_job, jobs, chunksize=1))
+    reports = iter(done)
+    return [next(reports) if isinstance(c, Candidate) else c for c in candidates]
+
+
+def validate_paths(
+    paths, format: str | None = None, workers: int | None = None
+) -> list[VerificationReport]:
+    """Validate every object under `paths` (files or folders); raises UsageError."""
+    return validate_candidates(candidates_for(paths, format), workers)
+
+
+# --------------------------------------------------------------------------- output
+def summary(reports: list[VerificationReport], strict: bool, seconds: float) -> dict:
+    counts = Counter(r.status for r in reports)
+    failing = Counter(c.id for r in reports for c in r.failures)
+    warned = Counter(w for r in reports for w in r.warnings)
+    return {
+        "objects": len(reports),
+        "pass": counts.get("pass", 0),
+        "warn": counts.get("warn", 0),
+        "fail": counts.get("fail", 0),
+        "strict": strict,
+        "exit_code": exit_code(reports, strict),
+        "seconds": round(seconds, 3),
+        "failing_checks": dict(sorted(failing.items())),
+        "warning_checks": dict(sorted(warned.items())),
+    }
+
+
+def exit_code(reports: list[VerificationReport], strict: bool) -> int:
+    bad = {"fail", "warn"} if strict else {"fail"}
+    return 1 if any(r.status in bad for r in reports) else 0
+
+
+def report_document(reports: list[VerificationReport], strict: bool, seconds: float) -> dict:
+    """The JSON document of a run (schemas/validation_report.schema.json)."""
+    return {
+        "summary": summary(reports, strict, seconds),
+        "objects": [r.as_dict() for r in reports],
+    }
+
+
+def print_table(reports: list[VerificationReport], strict: bool, seconds: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    colours = {"pass": "green", "warn": "yellow", "fail": "red"}
+    table = Table(show_lines=False)
+    table.add_column("object", overflow="fold")
+    table.add_column("verdict")
+    table.add_column("checks (failing first, then warnings)", overflow="fold")
+    for report in reports:
+        listed = [c for c in report.failures] + [
+            c for c in report.checks if c.counts and c.severity == "warning"
+        ]
+        lines = [f"{c.id}: {c.message}" for c in listed[:6]]
+        if len(listed) > 6:
+            lines.append(f"... and {len(listed) - 6} more")
+        waived = sum(1 for c in report.checks if c.waived)
+        if waived:
+            lines.append(f"({waived} check(s) waived by allowances)")
+        verdict = f"[{colours[report.status]}]{report.status}[/]"
+        table.add_row(report.object_id, verdict, "\n".join(lines))
+    console = Console(highlight=False)
+    console.print(table)
+    s = summary(reports, strict, seconds)
+    console.print(
+        f"{s['objects']} object(s): {s['pass']} pass, {s['warn']} warn, {s['fail']} fail "
+        f"in {seconds:.1f} s" + (" (--strict: warnings fail)" if strict else "")
+    )
+
+
+def validate_command(paths, *, format=None, json_output: bool = False, strict: bool = False) -> int:
+    """`arena validate`: validate, print, return the exit code (0, 1 or 2)."""
+    started = time.perf_counter()
+    try:
+        reports = validate_paths(paths, format=format)
+    except UsageError as exc:
+        print(f"arena validate: error: {exc}", file=sys.stderr)
+        return 2
+    seconds = time.perf_counter() - started
+    if json_output:
+        import schemas
+
+        document = report_document(reports, strict, seconds)
+        schemas.validate(document, "validation_report")
+        print(json.dumps(document, indent=1))
+    else:
+        print_table(reports, strict, seconds)
+    return exit_code(reports, strict)
