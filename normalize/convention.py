@@ -27,8 +27,8 @@ from normalize.changes import Change
 from normalize.helical import compose_helical
 from normalize.meshes import MESH_DENSITY, geometry_bounds, load_mesh, mass_properties
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic
-from normalize.transforms import rpy_to_matrix
-from normalize.urdf_writer import exact_rpy, rpy_of
+from normalize.transforms import matrix_to_rpy, rpy_to_matrix
+from normalize.urdf_writer import exact_rpy
 
 CONVENTION_VERSION = "1.0.0"
 ROOT_NAME = "base"
@@ -378,7 +378,7 @@ def snap_transform(transform: np.ndarray) -> np.ndarray:
     if np.array_equal(rot, np.eye(3)):
         return transform
     for _ in range(16):
-        rot = rpy_to_matrix(rpy_of(rot))
+        rot = rpy_to_matrix(matrix_to_rpy(rot))
         if exact_rpy(rot) is not None:
             break
     out = transform.copy()

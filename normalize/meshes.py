@@ -7,7 +7,8 @@
 - `geometry_bounds(geometry, pose)` is the exact axis-aligned box of a shape placed at `pose`.
 - `mass_properties(geometry)` gives mass, centre of mass and inertia at uniform density
   `MESH_DENSITY`: exact formulas for primitives; for meshes the enclosed volume when the mesh is
-  watertight, else its convex hull (the method is reported).
+  watertight, else its convex hull; a flat mesh (no volume either way) is weighed as a thin shell
+  of thickness `SHELL_THICKNESS` (the method is reported).
 - `write_obj_copy` / `write_obj_converted` / `write_capsule_obj` produce the OBJ files of the
   written convention (see docs/convention.md).
 
@@ -41,6 +42,7 @@ from normalize.model import Geometry
 from normalize.paths import is_inside
 
 MESH_DENSITY = 1000.0  # kg/m^3, water: the uniform density of computed inertials
+SHELL_THICKNESS = 0.001  # m: flat meshes (no enclosed volume) are weighed as a thin shell
 MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf")
 MAX_MESH_BYTES = 256 * 1024 * 1024
 CACHE_BYTES = 1024 * 1024 * 1024  # arrays kept in the in-process mesh cache
@@ -302,9 +304,31 @@ def _primitive_mass(geometry: Geometry, density: float):
     return m_cyl, np.diag([ixx, ixx, izz])
 
 
+def _shell_mass(vertices: np.ndarray, faces: np.ndarray, density: float):
+    """Mass moments of a triangle surface as a shell of thickness SHELL_THICKNESS."""
+    tri = vertices[faces]
+    areas = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+    area = areas.sum()
+    if not area > 0:
+        return None
+    areal = density * SHELL_THICKNESS
+    mass = areal * area
+    com = (areas[:, None] * tri.mean(axis=1)).sum(axis=0) / area
+    # Second moment of a triangle about the origin: A/12 (sum v v^T + s s^T), s = sum of vertices.
+    corner = tri - com
+    total = corner.sum(axis=1)
+    second = areal * np.einsum(
+        "f,fij->ij",
+        areas / 12.0,
+        np.einsum("fvi,fvj->fij", corner, corner) + np.einsum("fi,fj->fij", total, total),
+    )
+    inertia = np.trace(second) * np.eye(3) - second
+    return float(mass), com, inertia, "mesh_surface_shell"
+
+
 def _mesh_mass(mesh: Mesh, scale: np.ndarray, density: float):
     """(mass, com, inertia about com, method) of a scaled mesh in its own frame, or None when it
-    encloses no volume."""
+    has neither volume nor area."""
     key = (mesh.sha256, tuple(float(s) for s in scale), density)
     if key in _mass_cache:
         return _mass_cache[key]
@@ -325,9 +349,16 @@ def _mesh_mass(mesh: Mesh, scale: np.ndarray, density: float):
         if solid is not None and solid.volume > 0:
             solid.density = density
             props = solid.mass_properties
-            mass, com, inertia = props.mass, props.center_mass, props.inertia
-            if np.isfinite(mass) and np.all(np.isfinite(com)) and np.all(np.isfinite(inertia)):
-                result = (float(mass), np.array(com), np.array(inertia), method)
+            result = (
+                float(props.mass),
+                np.array(props.center_mass),
+                np.array(props.inertia),
+                method,
+            )
+        elif len(tm.faces):
+            result = _shell_mass(np.asarray(tm.vertices), np.asarray(tm.faces), density)
+        if result is not None and not all(np.all(np.isfinite(v)) for v in result[:3]):
+            result = None
     _mass_cache[key] = result
     return result
 

@@ -499,9 +499,36 @@ class ArticulatedObject:
         return mass, com, inertia
 
     def child_mass_moments(self, joints: tuple[Joint, ...] | None = None):
-        """World-frame mass moments of each joint's child link (the kinetic norm's input)."""
+        """World-frame mass moments of what each joint moves: its child link, or, when the child
+        link is massless (a helper link between two joints, e.g. a caster swivel), the links it
+        carries combined. This is the kinetic norm's input; mass 0 means nothing moves with mass."""
         joints = self.joints if joints is None else joints
-        return self.link_mass_moments_world([j.child for j in joints])
+        mass, com, inertia = self.link_mass_moments_world([j.child for j in joints])
+        for i in np.flatnonzero(mass <= 0):
+            carried = self._subtree_links(joints[i].child)
+            m, c, inertia_i = self.link_mass_moments_world(carried)
+            total = m.sum()
+            if total <= 0:
+                continue
+            centre = (m[:, None] * c).sum(axis=0) / total
+            offset = c - centre
+            parallel = m[:, None, None] * (
+                np.einsum("ij,ij->i", offset, offset)[:, None, None] * np.eye(3)
+                - np.einsum("ij,ik->ijk", offset, offset)
+            )
+            mass[i], com[i], inertia[i] = total, centre, (inertia_i + parallel).sum(axis=0)
+        return mass, com, inertia
+
+    def _subtree_links(self, link: str) -> list[str]:
+        children: dict[str, list[str]] = {}
+        for joint in self.joints:
+            children.setdefault(joint.parent, []).append(joint.child)
+        out, stack = [], [link]
+        while stack:
+            name = stack.pop()
+            out.append(name)
+            stack.extend(children.get(name, ()))
+        return out
 
     # ----------------------------------------------------------------- placement
     def transformed(self, transform: np.ndarray, scale: float = 1.0) -> ArticulatedObject:

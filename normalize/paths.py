@@ -27,12 +27,16 @@ def is_inside(path: Path, root: Path) -> bool:
 def confine(
     path: Path, root: Path, *, referrer: str | None = None, element: str | None = None
 ) -> Path:
-    """`path` itself if it stays inside `root` once symlinks are followed, else `AssetError`."""
+    """`path` itself if it stays inside `root` once symlinks are followed, else `AssetError`:
+    `path.symlink_escape` when the path lies inside the root as written but a symlink leads out,
+    `path.outside_root` otherwise."""
     if not is_inside(path, root):
-        via_link = is_inside(Path(os.path.abspath(path)), root)
+        written = os.path.normpath(os.path.abspath(path))
+        roots = {os.path.normpath(os.path.abspath(root)), os.path.realpath(root)}
+        via_link = any(written == r or written.startswith(r + os.sep) for r in roots)
         raise AssetError(
             f"{path} is outside the source root {root}"
-            + (" (a symlink leaves the root)" if via_link else ""),
+            + (" (a symlink leads out of the root)" if via_link else ""),
             code="path.symlink_escape" if via_link else "path.outside_root",
             stage="resolve",
             path=referrer,

@@ -6,6 +6,8 @@ fixed x, y, z axes, i.e. R = Rz(yaw) @ Ry(pitch) @ Rx(roll).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -24,17 +26,14 @@ def rpy_to_matrix(rpy) -> np.ndarray:
 
 
 def matrix_to_rpy(rotation: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`rpy_to_matrix` (pitch in [-pi/2, pi/2])."""
+    """Roll, pitch, yaw of a rotation (inverse of :func:`rpy_to_matrix`), well conditioned near
+    pitch = +-pi/2 (atan2 rather than arcsin)."""
     r = np.asarray(rotation, dtype=float)
-    pitch = np.arcsin(-np.clip(r[2, 0], -1.0, 1.0))
-    if abs(abs(r[2, 0]) - 1.0) < 1e-12:
-        # Gimbal lock: put all of the remaining rotation into yaw.
-        roll = 0.0
-        yaw = np.arctan2(-r[0, 1], r[1, 1])
-    else:
-        roll = np.arctan2(r[2, 1], r[2, 2])
-        yaw = np.arctan2(r[1, 0], r[0, 0])
-    return np.array([roll, pitch, yaw])
+    cos_pitch = math.hypot(r[0, 0], r[1, 0])
+    pitch = math.atan2(-r[2, 0], cos_pitch)
+    if cos_pitch < 1e-12:  # gimbal lock: put the remaining rotation into yaw
+        return np.array([0.0, pitch, math.atan2(-r[0, 1], r[1, 1])])
+    return np.array([math.atan2(r[2, 1], r[2, 2]), pitch, math.atan2(r[1, 0], r[0, 0])])
 
 
 def make_transform(xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0)) -> np.ndarray:

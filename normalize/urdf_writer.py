@@ -34,28 +34,17 @@ from normalize.meshes import (
     write_obj_copy,
 )
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
-from normalize.transforms import rpy_to_matrix
+from normalize.transforms import matrix_to_rpy, rpy_to_matrix
 
 URDF_NAME = "object.urdf"
 MESH_FOLDER = "meshes"
 EXACT_RPY_ULPS = 2
 
 
-def rpy_of(rotation: np.ndarray) -> np.ndarray:
-    """Roll, pitch, yaw of a rotation (inverse of `rpy_to_matrix`), well conditioned near
-    pitch = +-pi/2 (atan2 instead of arcsin)."""
-    r = np.asarray(rotation, dtype=float)
-    cos_pitch = math.hypot(r[0, 0], r[1, 0])
-    pitch = math.atan2(-r[2, 0], cos_pitch)
-    if cos_pitch < 1e-12:  # gimbal lock: put the remaining rotation into yaw
-        return np.array([0.0, pitch, math.atan2(-r[0, 1], r[1, 1])])
-    return np.array([math.atan2(r[2, 1], r[2, 2]), pitch, math.atan2(r[1, 0], r[0, 0])])
-
-
 def exact_rpy(rotation: np.ndarray) -> np.ndarray | None:
     """An rpy triple whose `rpy_to_matrix` equals `rotation` bit for bit, searched within a few
-    ulps of `rpy_of(rotation)`; None when there is none nearby."""
-    rpy = rpy_of(rotation)
+    ulps of `matrix_to_rpy(rotation)`; None when there is none nearby."""
+    rpy = matrix_to_rpy(rotation)
     if np.array_equal(rpy_to_matrix(rpy), rotation):
         return rpy
     options = []
@@ -87,7 +76,7 @@ def _origin(parent, transform: np.ndarray) -> None:
     rpy = np.zeros(3)
     if not np.array_equal(rot, np.eye(3)):
         found = exact_rpy(rot)
-        rpy = found if found is not None else rpy_of(rot)
+        rpy = found if found is not None else matrix_to_rpy(rot)
     etree.SubElement(parent, "origin", xyz=_text(transform[:3, 3]), rpy=_text(rpy))
 
 

@@ -157,3 +157,26 @@ def test_inertial_problems_detect_triangle_inequality():
     assert Inertial(1.0, [0, 0, 0], np.diag([1.0, 1.0, 1.5])).problems() == []
     assert "triangle" in Inertial(1.0, [0, 0, 0], np.diag([1.0, 1.0, 3.0])).problems()[0]
     assert "positive" in Inertial(0.0, [0, 0, 0], np.eye(3)).problems()[0]
+
+
+def test_massless_child_link_takes_the_moments_of_what_it_carries():
+    wheel = Inertial(2.0, [0, 0, 0], np.diag([1.0, 1.0, 1.0]))
+    links = [Link("base"), Link("swivel"), Link("wheel", inertial=wheel)]
+    swivel = Joint(
+        "s", "continuous", "base", "swivel", axis=[0, 0, 1], lower=-math.inf, upper=math.inf
+    )
+    roll = Joint(
+        "r",
+        "continuous",
+        "swivel",
+        "wheel",
+        origin=make_transform([0.1, 0, 0]),
+        axis=[0, 1, 0],
+        lower=-math.inf,
+        upper=math.inf,
+    )
+    obj = ArticulatedObject("caster", links, [swivel, roll])
+    mass, com, inertia = obj.child_mass_moments()
+    assert mass.tolist() == [2.0, 2.0]
+    np.testing.assert_allclose(com, [[0.1, 0, 0], [0.1, 0, 0]])
+    np.testing.assert_allclose(inertia[0], np.eye(3))

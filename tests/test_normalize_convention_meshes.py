@@ -88,10 +88,16 @@ def test_mass_properties_of_watertight_and_open_meshes(tmp_path):
     (tmp_path / "open.obj").write_text(open_box)
     mass, *_, method = meshes.mass_properties(Geometry("mesh", filename=str(tmp_path / "open.obj")))
     assert method == "mesh_convex_hull" and mass == pytest.approx(1000.0)
-    # A flat square encloses nothing.
+    # A flat unit square encloses nothing: it is weighed as a 1 mm shell (a thin plate).
     flat = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3\nf 1 3 4\n"
     (tmp_path / "flat.obj").write_text(flat)
-    assert meshes.mass_properties(Geometry("mesh", filename=str(tmp_path / "flat.obj"))) is None
+    mass, com, inertia, method = meshes.mass_properties(
+        Geometry("mesh", filename=str(tmp_path / "flat.obj"))
+    )
+    assert method == "mesh_surface_shell"
+    assert mass == pytest.approx(1000.0 * meshes.SHELL_THICKNESS)
+    np.testing.assert_allclose(com, [0.5, 0.5, 0.0])
+    np.testing.assert_allclose(np.diag(inertia), np.array([1, 1, 2]) * mass / 12, rtol=1e-9)
 
 
 def test_primitive_mass_and_bounds_are_exact():
