@@ -1,0 +1,315 @@
+"""The checks of `verify.verify_object` on objects built by the tests: each check passes on a good
+object and fails (with its id, element, value and threshold) on an object broken on purpose."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from verify_assets import CUBE_OBJ, box, door_urdf, mesh, urdf_source, write
+
+import metric
+import schemas
+import verify
+from normalize.errors import AssetError
+from normalize.run import normalize_candidate
+from normalize.sources import Allowance, discover
+from normalize.urdf import read_object
+from verify import rejection_report, verify_object
+from verify.checks import kinematics
+from verify.report import CheckResult, VerificationReport
+from verify.validate import report_document
+
+
+def normalized(tmp_path, files: dict, **settings):
+    """(NormalizeResult, SourceConfig) of the single URDF object written from `files`."""
+    root = write(tmp_path / "src", files)
+    source = urdf_source(root, **settings)
+    [candidate] = discover(source)
+    return normalize_candidate(candidate, tmp_path / "out"), source
+
+
+def failing(report: VerificationReport) -> dict[str, CheckResult]:
+    return {c.id: c for c in report.checks if not c.passed}
+
+
+def edit_written(result, old: str, new: str) -> None:
+    """Change the normalized URDF on disk (as a faulty normalizer would have written it)."""
+    text = result.urdf_path.read_text(encoding="utf-8")
+    assert old in text
+    result.urdf_path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_good_door_passes_every_check_family(tmp_path):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    report = verify_object(result, source)
+    assert report.status == "pass", failing(report)
+    assert report.moving_joints == 1
+    ids = {c.id for c in report.checks}
+    for expected in (
+        "structure.read_back",
+        "structure.single_root",
+        "structure.tree",
+        "structure.unique_names",
+        "structure.axes",
+        "structure.limits",
+        "structure.mimic_loops",
+        "metric.self_distance.split",
+        "metric.self_distance.kinetic",
+        "metric.joint_self_distance",
+        "metric.swap.joint",
+        "metric.swap.urdf",
+        "metric.motion",
+        "geometry.mesh_load",
+        "geometry.bounds_finite",
+        "geometry.extent",
+        "inertia.mass_positive",
+        "inertia.positive_definite",
+        "inertia.triangle_inequality",
+        "inertia.origin",
+        "attachment.rest",
+        "attachment.range",
+        "attachment.axis",
+        "simulator.compile",
+        "simulator.kinematics",
+    ):
+        assert expected in ids
+    split = report.check("metric.self_distance.split")[0]
+    assert split.value <= split.threshold < 1e-8
+    origin = report.check("inertia.origin")[0]
+    assert origin.severity == "info" and "box_formula" in origin.message
+    schemas.validate(report_document([report], strict=False, seconds=0.1), "validation_report")
+
+
+def test_a_door_whose_hinge_is_a_metre_away_fails(tmp_path):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf(hinge_offset=1.0)})
+    report = verify_object(result, source)
+    assert report.status == "fail"
+    axis = failing(report)["attachment.axis"]
+    assert axis.severity == "error" and axis.element == "joint joint_0"
+    assert 0.95 < axis.value < 1.05 and axis.threshold < 0.2
+    assert "attachment.range" in report.warnings  # it swings a metre away from the cabinet
+    assert "attachment.rest" not in report.warnings  # at rest it is in place
+    assert report.check("metric.self_distance.split")[0].passed
+
+
+def test_a_part_floating_at_rest_warns(tmp_path):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf(hinge_x=0.86)})
+    report = verify_object(result, source)
+    assert report.status == "warn"
+    rest = failing(report)["attachment.rest"]
+    assert rest.severity == "warning" and 0.55 < rest.value < 0.65
+    assert report.check("attachment.axis")[0].passed
+
+
+def test_self_distance_catches_a_normalization_that_changed_the_motion(tmp_path):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    edit_written(result, 'upper="1.5"', 'upper="1.25"')
+    report = verify_object(result, source)
+    bad = failing(report)
+    for check_id in ("metric.self_distance.split", "metric.self_distance.kinetic"):
+        assert bad[check_id].severity == "error"
+        assert bad[check_id].value > 0.1 > bad[check_id].threshold
+    # The file itself is consistent: swap invariance and MuJoCo agree with it.
+    assert "metric.swap.urdf" not in bad and "simulator.kinematics" not in bad
+    assert report.status == "fail"
+
+
+def test_kinetic_self_distance_uses_the_normalized_joint_grams(tmp_path):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    reread = read_object(result.urdf_path)
+    grams, massless = kinematics.kinetic_grams(reread)
+    assert massless == 0
+    mass, com, inertia = reread.child_mass_moments()
+    assert np.allclose(grams[0], metric.kinetic_norm(mass[0], com[0], inertia[0]))
+    placed = result.reference.transformed(result.placement, result.scale)
+    sources = {j.name: j.source_name for j in result.object.joints}
+    ref_grams = kinematics.reference_grams(placed, reread, grams, sources)
+    hinge = [i for i, j in enumerate(placed.joints) if j.name == "hinge"][0]
+    assert np.allclose(ref_grams[hinge], grams[0])
+
+
+def test_zero_range_revolute_is_flagged_as_effectively_fixed(tmp_path):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf(lower=0.0, upper=0.0)})
+    report = verify_object(result, source)
+    motion = failing(report)["metric.motion"]
+    assert motion.severity == "warning" and motion.element == "joint joint_0"
+    assert motion.value == 0.0
+    assert report.status == "warn"
+    assert report.check("simulator.compile")[0].passed
+
+
+def test_swap_reversal_negates_twists_and_swaps_limits(tmp_path):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf(lower=-0.5, upper=1.5)})
+    obj = read_object(result.urdf_path)
+    flipped = kinematics.flipped(obj)
+    assert np.allclose(flipped.screws().twist, -obj.screws().twist)
+    assert (flipped.joints[0].lower, flipped.joints[0].upper) == (-1.5, 0.5)
+    assert not any(link.visuals or link.collisions for link in flipped.links)
+    # Flipping the axis without swapping the limits is a different joint: the check can fail.
+    wrong = flipped.replace(joints=(replace(flipped.joints[0], lower=-0.5, upper=1.5),))
+    t1, t2 = kinematics.metric_tree(obj), kinematics.metric_tree(wrong)
+    assert metric.tree_distance(t1, t2, kinematics.SPLIT).value > 1.0
+    report = verify_object(result, source)
+    swap = report.check("metric.swap.urdf")[0]
+    assert swap.passed and swap.value <= swap.threshold
+
+
+def test_inertia_tensor_that_is_not_positive_definite_fails(tmp_path):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    text = result.urdf_path.read_text(encoding="utf-8")
+    start = text.index('ixx="', text.index('<link name="link_0"')) + len('ixx="')
+    end = text.index('"', start)
+    result.urdf_path.write_text(text[:start] + "-1.0" + text[end:], encoding="utf-8")
+    report = verify_object(result, source)
+    bad = failing(report)["inertia.positive_definite"]
+    assert bad.element == "link link_0" and bad.value < 0
+    assert report.status == "fail"
+
+
+def test_moving_link_without_mass_warns(tmp_path):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf(door_geometry="")})
+    report = verify_object(result, source)
+    assert failing(report)["inertia.missing"].element == "link link_0"
+    assert "inertia.missing" in report.warnings
+    assert "not measured" in report.check("attachment.axis")[0].message
+
+
+def test_absurd_size_and_degenerate_mesh_and_missing_texture_are_warnings(tmp_path):
+    triangle = "v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nf 1 2 3\n"
+    textured = "mtllib cube.mtl\n" + CUBE_OBJ
+    files = {
+        "cabinet.urdf": door_urdf(
+            frame_geometry=box((30.0, 0.8, 1.0)),
+            door_geometry=box((0.02, 0.8, 1.0), (0.0, 0.4, 0.0))
+            + mesh("meshes/triangle.obj")
+            + mesh("meshes/cube.obj", (0.0, 0.4, 0.0), (0.02, 0.8, 1.0)),
+        ),
+        "meshes/triangle.obj": triangle,
+        "meshes/cube.obj": textured,
+        "meshes/cube.mtl": "newmtl a\nmap_Kd wood.png\n",
+    }
+    result, source = normalized(tmp_path, files)
+    report = verify_object(result, source)
+    bad = failing(report)
+    assert bad["geometry.extent"].value == pytest.approx(30.0)
+    assert bad["geometry.mesh_degenerate"].element.endswith("triangle.obj")
+    assert bad["geometry.texture_missing"].value == 1
+    assert report.status == "warn"
+    assert set(report.warnings) >= {
+        "geometry.extent",
+        "geometry.mesh_degenerate",
+        "geometry.texture_missing",
+    }
+    compiled = report.check("simulator.compile")[0]
+    assert compiled.passed and "left out 1 mesh" in compiled.message
+
+
+def test_simulator_comparison_detects_different_kinematics(tmp_path):
+    import mujoco
+
+    from verify.checks.simulator import _kinematics, mujoco_text
+
+    result, _ = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    obj = read_object(result.urdf_path)
+    spec = mujoco.MjSpec.from_string(
+        mujoco_text(result.urdf_path, result.urdf_path.parent, set()).decode()
+    )
+    model = spec.compile()
+    assert _kinematics(mujoco, model, obj).passed
+    joint = obj.joints[0]
+    origin = joint.origin.copy()
+    origin[0, 3] += 1e-3
+    moved = obj.replace(joints=(replace(joint, origin=origin),))
+    check = _kinematics(mujoco, model, moved)
+    assert not check.passed and check.value == pytest.approx(1e-3, rel=1e-6)
+
+
+def test_per_object_allowance_waives_a_check_and_keeps_it_listed(tmp_path):
+    allowances = (
+        "allowances:\n  - check: attachment.axis\n    reason: the hinge is far on purpose\n"
+    )
+    files = {"cabinet.urdf": door_urdf(hinge_offset=1.0), "arena-allowances.yaml": allowances}
+    result, source = normalized(tmp_path, files)
+    report = verify_object(result, source)
+    axis = report.check("attachment.axis")[0]
+    assert not axis.passed and axis.waived
+    assert "far on purpose" in axis.waiver_reason and "arena-allowances.yaml" in axis.waiver_reason
+    assert report.status == "warn"  # the range warning is not waived
+    assert report.check("allowances.file")[0].passed
+
+
+def test_source_allowance_waives_only_the_named_objects(tmp_path):
+    reason = "known hinge placement"
+    for objects, waived in (((), True), (("cabinet",), True), (("other*",), False)):
+        allowance = Allowance("attachment.axis", reason, objects)
+        folder = tmp_path / f"case{len(objects)}{waived}"
+        result, source = normalized(
+            folder, {"cabinet.urdf": door_urdf(hinge_offset=1.0)}, allowances=(allowance,)
+        )
+        report = verify_object(result, source)
+        axis = report.check("attachment.axis")[0]
+        assert axis.waived is waived
+        assert report.status == ("warn" if waived else "fail")
+        if waived:
+            assert "source tests" in axis.waiver_reason
+
+
+def test_unusable_allowances_file_fails_the_object(tmp_path):
+    files = {
+        "cabinet.urdf": door_urdf(),
+        "arena-allowances.yaml": "allowances:\n  - check: Not A Check Id\n    reason: x\n",
+    }
+    result, source = normalized(tmp_path, files)
+    report = verify_object(result, source)
+    bad = failing(report)["allowances.file"]
+    assert bad.severity == "error" and "unusable" in bad.message
+    assert report.status == "fail"
+
+
+def test_a_crashing_check_is_reported_not_raised(tmp_path, monkeypatch):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+
+    def broken(ctx):
+        raise RuntimeError("boom")
+
+    families = [(n, broken if n == "inertia" else f) for n, f in verify.FAMILIES]
+    monkeypatch.setattr(verify, "FAMILIES", tuple(families))
+    report = verify_object(result, source, simulator=False)
+    bad = failing(report)["verify.internal_error"]
+    assert "inertia" in bad.message and "boom" in bad.message
+    assert report.check("attachment.axis")[0].passed  # later families still ran
+    assert report.check("simulator.skipped")[0].severity == "info"
+
+
+def test_verdict_follows_severity_and_waivers():
+    def report(*checks):
+        return VerificationReport("x", checks=list(checks))
+
+    ok = CheckResult("a.b", "error", True)
+    warn = CheckResult("c.d", "warning", False)
+    error = CheckResult("e.f", "error", False)
+    info = CheckResult("g.h", "info", False)
+    waived = CheckResult("e.f", "error", False, waived=True, waiver_reason="why")
+    assert report(ok, info).status == "pass"
+    assert report(ok, warn).status == "warn" and report(ok, warn).warnings == ["c.d"]
+    assert report(warn, error).status == "fail"
+    assert report(warn, waived).status == "warn"
+    assert report(waived).status == "pass"
+    with pytest.raises(ValueError):
+        CheckResult("a.b", "fatal", False)
+
+
+def test_rejection_report_uses_the_rejection_code(tmp_path):
+    root = write(tmp_path / "src", {"cabinet.urdf": door_urdf(lower=1.0, upper=0.0)})
+    source = urdf_source(root)
+    [candidate] = discover(source)
+    with pytest.raises(AssetError) as caught:
+        normalize_candidate(candidate, tmp_path / "out")
+    report = rejection_report(candidate, caught.value)
+    assert report.status == "fail" and report.stage == "parse"
+    assert [c.id for c in report.failures] == ["limits.reversed"]
+    assert report.failures[0].element == "joint hinge"
+    entry = report.as_dict()
+    assert entry["failures"] == ["limits.reversed"] and entry["moving_joints"] is None

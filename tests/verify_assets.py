@@ -1,0 +1,92 @@
+"""Small assets built by the verify tests themselves: a cabinet with a door, and helpers to write
+them (and broken variants) into a temporary folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from normalize.sources import SourceConfig
+
+CUBE_OBJ = """v -0.5 -0.5 -0.5
+v 0.5 -0.5 -0.5
+v 0.5 0.5 -0.5
+v -0.5 0.5 -0.5
+v -0.5 -0.5 0.5
+v 0.5 -0.5 0.5
+v 0.5 0.5 0.5
+v -0.5 0.5 0.5
+f 1 3 2
+f 1 4 3
+f 5 6 7
+f 5 7 8
+f 1 2 6
+f 1 6 5
+f 2 3 7
+f 2 7 6
+f 3 4 8
+f 3 8 7
+f 4 1 5
+f 4 5 8
+"""
+
+
+def box(size, xyz=(0.0, 0.0, 0.0)) -> str:
+    """A <visual> and a <collision> box."""
+    origin = f'<origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}"/>'
+    shape = f'<geometry><box size="{size[0]} {size[1]} {size[2]}"/></geometry>'
+    return f"<visual>{origin}{shape}</visual><collision>{origin}{shape}</collision>"
+
+
+def mesh(filename: str, xyz=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0)) -> str:
+    origin = f'<origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}"/>'
+    shape = f'<geometry><mesh filename="{filename}" scale="{scale[0]} {scale[1]} {scale[2]}"/>'
+    return f"<visual>{origin}{shape}</geometry></visual>"
+
+
+def door_urdf(
+    hinge_offset: float = 0.0,
+    hinge_x: float = 0.26,
+    lower: float = 0.0,
+    upper: float = 1.5,
+    door_geometry: str | None = None,
+    frame_geometry: str | None = None,
+    extra: str = "",
+) -> str:
+    """A cabinet body (0.5 x 0.8 x 1.0 m) with a door hinged at its left edge. hinge_offset
+    moves the hinge away from the door along -y while the door stays in place at rest; hinge_x
+    moves hinge and door together in front of the body (0.26: touching it)."""
+    frame = box((0.5, 0.8, 1.0)) if frame_geometry is None else frame_geometry
+    door = door_geometry
+    if door is None:
+        door = box((0.02, 0.8, 1.0), (0.0, 0.4 + hinge_offset, 0.0))
+    return f"""<?xml version="1.0"?>
+<robot name="cabinet">
+  <link name="frame">{frame}</link>
+  <link name="door">{door}</link>
+  <joint name="hinge" type="revolute">
+    <origin xyz="{hinge_x} {-0.4 - hinge_offset} 0"/>
+    <parent link="frame"/>
+    <child link="door"/>
+    <axis xyz="0 0 1"/>
+    <limit lower="{lower}" upper="{upper}" effort="1" velocity="1"/>
+  </joint>{extra}
+</robot>
+"""
+
+
+def write(folder: Path, files: dict[str, str | bytes]) -> Path:
+    """Write `files` (relative path -> text or bytes) below `folder`; returns `folder`."""
+    for relative, content in files.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return folder
+
+
+def urdf_source(root: Path, name: str = "tests", **settings) -> SourceConfig:
+    return SourceConfig(
+        name=name, format="urdf", path=Path(root).resolve(), license="test", **settings
+    )
