@@ -14,10 +14,12 @@ from pathlib import Path
 from lxml import etree
 
 from normalize import inputs
+from normalize.changes import Change
 from normalize.errors import AssetError
 
 MAX_XML_BYTES = 64 * 1024 * 1024
 _ENCODING_DECLARATION = re.compile(rb"<\?xml[^>]*encoding=")
+_VERSION_DECLARATION = re.compile(rb"^(\s*<\?xml\s+version\s*=\s*)([\"'])([^\"']*)\2")
 
 
 def _parser() -> etree.XMLParser:
@@ -73,8 +75,29 @@ def read_limited(path: Path, max_bytes: int = MAX_XML_BYTES) -> bytes:
     return data
 
 
-def parse_xml_bytes(data: bytes, path: str | Path) -> etree._Element:
-    """Parse XML bytes safely; `path` only names the file in errors."""
+def _repair_version(data: bytes, path: str, changes: list[Change] | None) -> bytes:
+    """A declaration claiming an XML version other than 1.0/1.1 (e.g. pybullet_data's
+    `<?xml version="0.0"?>`) names no real format: read the file as XML 1.0, with a record."""
+    match = _VERSION_DECLARATION.match(data)
+    if not match or match.group(3) in (b"1.0", b"1.1"):
+        return data
+    if changes is not None:
+        changes.append(
+            Change(
+                "xml.version_repaired",
+                f"XML declaration claims version {match.group(3).decode(errors='replace')!r}, "
+                "which does not exist; read as XML 1.0",
+                element=path,
+            )
+        )
+    return data[: match.start(3)] + b"1.0" + data[match.end(3) :]
+
+
+def parse_xml_bytes(
+    data: bytes, path: str | Path, changes: list[Change] | None = None
+) -> etree._Element:
+    """Parse XML bytes safely; `path` only names the file in errors. Fixes made on the way (a
+    bogus version in the XML declaration) are appended to `changes`."""
     path = str(path)
     if not data.strip():
         raise AssetError("file is empty", code="xml.empty", stage="parse", path=path)
@@ -95,6 +118,7 @@ def parse_xml_bytes(data: bytes, path: str | Path) -> etree._Element:
                 stage="parse",
                 path=path,
             ) from exc
+    data = _repair_version(data, path, changes)
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
@@ -114,6 +138,8 @@ def parse_xml_bytes(data: bytes, path: str | Path) -> etree._Element:
     return root
 
 
-def parse_xml(path: Path, max_bytes: int = MAX_XML_BYTES) -> etree._Element:
+def parse_xml(
+    path: Path, max_bytes: int = MAX_XML_BYTES, changes: list[Change] | None = None
+) -> etree._Element:
     """Read and parse one XML file with every protection on."""
-    return parse_xml_bytes(read_limited(path, max_bytes), path)
+    return parse_xml_bytes(read_limited(path, max_bytes), path, changes)

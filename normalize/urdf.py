@@ -515,7 +515,7 @@ def read_urdf(
         allow_reversed_limits,
         infinite_limits,
     )
-    xml = parse_xml(path, max_bytes)
+    xml = parse_xml(path, max_bytes, reader.changes)
     try:
         return reader.robot(xml)
     except AssetError as exc:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import shutil
 import warnings
 from pathlib import Path
 
@@ -17,7 +16,6 @@ import yaml
 import yourdfpy
 
 import schemas
-from normalize.errors import AssetError
 from normalize.run import normalize_candidate, normalize_sources
 from normalize.sources import Candidate, SourceConfig, load_sources
 from normalize.urdf import read_object, read_urdf
@@ -46,8 +44,7 @@ REJECTED = {
     "screw_thread_pitch": "joint.screw_pitch_missing",
     "example_robot_data__romeo_laas_small__example-robot-data__robots__romeo_description__urdf__"
     "romeo_laas_small": "path.outside_root",  # file:///usr/... meshes
-    "pybullet_data__bicycle__bike": "xml.malformed",  # <?xml version="0.0"?> (and '0.07,')
-    "pybullet_data__minitaur__minitaur": "xml.malformed",  # <?xml version="0.0"?>
+    "pybullet_data__bicycle__bike": "parse.number",  # origin xyz '0.07,'
     "pybullet_data__humanoid__humanoid": "xml.malformed",  # a NUL byte after </robot>
     "pybullet_data__husky__husky": "parse.number",  # $(optenv HUSKY_IMU_XYZ ...)
     "pybullet_data__racecar__racecar__racecar_differential": "parse.vector",  # scale '1 1 1 1'
@@ -123,16 +120,15 @@ def test_rejections_name_file_and_element(run):
     assert "original-5.obj" in missing["message"] and missing["stage"] == "mesh"
 
 
-def test_bike_comma_number_is_a_parse_error_too(tmp_path, corpus):
-    # The bike fails first on its XML declaration; with that fixed, on '0.07,'.
-    root = tmp_path / "bicycle"
-    shutil.copytree(corpus / "pybullet_data/bicycle", root)
-    text = (root / "bike.urdf").read_text()
-    (root / "bike.urdf").write_text(text.replace('version="0.0"', 'version="1.0"'))
-    source = SourceConfig(name="bike", format="urdf", path=root, license="zlib")
-    with pytest.raises(AssetError) as info:
-        normalize_candidate(Candidate(source, "bike", root / "bike.urdf"), tmp_path / "out")
-    assert info.value.code == "parse.number" and "'0.07,'" in info.value.message
+def test_bogus_xml_version_is_read_as_xml_1_0_with_a_record(run):
+    # pybullet_data's minitaur and bike declare <?xml version="0.0"?>; the bike still fails on
+    # its '0.07,' number, the minitaur is normalized.
+    by_id = entries(run[0])
+    minitaur = by_id["pybullet_data__minitaur__minitaur"]
+    assert minitaur["status"] == "normalized"
+    assert "xml.version_repaired" in [change["code"] for change in minitaur["changes"]]
+    bike = by_id["pybullet_data__bicycle__bike"]
+    assert bike["code"] == "parse.number" and "'0.07,'" in bike["message"]
 
 
 def test_partnet_joint_counts(run):
