@@ -1,0 +1,139 @@
+"""Every object of the shared corpus and of the generated sample library gets a report; named
+objects get the verdicts and check ids their quirks call for; normalization never changes motion
+(self-distance, swap invariance and MuJoCo's kinematics hold on every normalized object)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import schemas
+from flows.generate import generate_library
+from normalize.sources import discover, load_sources
+from verify.validate import report_document, validate_candidates
+
+SOURCES = Path(__file__).parent / "corpus_sources.yaml"
+#: Checks that prove normalization changed the representation, not the motion.
+EXACT = (
+    "structure.read_back",
+    "metric.self_distance.split",
+    "metric.self_distance.kinetic",
+    "metric.joint_self_distance",
+    "metric.swap.joint",
+    "metric.swap.urdf",
+    "simulator.compile",
+    "simulator.kinematics",
+)
+
+
+def reports_for(sources_file: Path):
+    candidates = [c for source in load_sources(sources_file) for c in discover(source)]
+    reports = validate_candidates(candidates, workers=2)
+    assert [r.object_id for r in reports] == [c.object_id for c in candidates]
+    return {r.object_id: r for r in reports}
+
+
+@pytest.fixture(scope="module")
+def corpus_reports(corpus):
+    return reports_for(SOURCES)
+
+
+@pytest.fixture(scope="module")
+def sample_reports(tmp_path_factory):
+    library = tmp_path_factory.mktemp("sample")
+    generate_library(library, n=0)
+    return reports_for(library / "sources.yaml")
+
+
+def verified(reports):
+    return [r for r in reports.values() if r.stage == "verify"]
+
+
+@pytest.mark.slow
+def test_every_corpus_object_gets_a_schema_valid_report(corpus_reports):
+    assert len(corpus_reports) >= 96
+    for report in corpus_reports.values():
+        assert report.checks
+        ids = {c.id for c in report.checks}
+        assert not ids & {"internal.error", "verify.internal_error"}, report.object_id
+    document = report_document(list(corpus_reports.values()), strict=False, seconds=1.0)
+    schemas.validate(document, "validation_report")
+    assert len(verified(corpus_reports)) >= 70
+
+
+@pytest.mark.slow
+def test_normalization_never_changes_motion_on_the_corpus(corpus_reports):
+    for report in verified(corpus_reports):
+        for check_id in EXACT:
+            [check] = report.check(check_id)
+            assert check.passed, (report.object_id, check.message)
+
+
+@pytest.mark.slow
+def test_named_corpus_verdicts(corpus_reports):
+    def report(object_id):
+        return corpus_reports[object_id]
+
+    faucet = report("gensim2_partnet__1011")
+    assert faucet.status == "fail" and [c.id for c in faucet.failures] == ["mesh.missing"]
+    assert "original-5.obj" in faucet.failures[0].message
+
+    cabinets = [r for r in corpus_reports.values() if r.source == "urdformer"]
+    assert len(cabinets) == 5
+    for cabinet in cabinets:
+        assert cabinet.status == "warn", cabinet.failures
+        assert "geometry.texture_missing" in cabinet.warnings
+        assert cabinet.check("geometry.texture_missing")[0].value >= 2
+
+    keyboard = report("partnet_mobility__7619")
+    assert keyboard.status == "pass" and keyboard.moving_joints == 115
+
+    robots = {
+        "example_robot_data__panda__example-robot-data__robots__panda_description__urdf__panda": 9,
+        "pybullet_data__kuka_iiwa__model": 7,
+        "robosuite__robotiq_gripper_s__robotiq_gripper_s": 11,
+        "dm_control_suite__manipulator__manipulator": 14,
+        "pybullet_data_mjcf__mjcf_ant__ant": 8,
+    }
+    for object_id, moving in robots.items():
+        assert report(object_id).status == "pass", report(object_id).failures
+        assert report(object_id).moving_joints == moving
+
+    # SDF screw joint of the corpus: its test model also closes a loop, which is refused.
+    screw = report("sdformat_tests__joint_screw_thread_pitch__joint_screw_thread_pitch")
+    assert [c.id for c in screw.failures] == ["model.closed_loop"]
+    assert [c.id for c in report("sdformat_tests__four_bar__four_bar").failures] == [
+        "model.closed_loop"
+    ]
+    # DexterousHands scaled the bucket handle mesh by 0.1 but not its hinge: the axis misses it.
+    bucket = report("partnet_mobility__bucket")
+    assert bucket.status == "fail" and [c.id for c in bucket.failures] == ["attachment.axis"]
+    # Joints frozen with limits [0, 0] carry no motion.
+    pendulum = report(
+        "example_robot_data__double_pendulum__example-robot-data__robots__"
+        "double_pendulum_description__urdf__double_pendulum"
+    )
+    assert pendulum.status == "warn" and pendulum.warnings == ["metric.motion"]
+    # The rack-and-pinion gear mesh is a remote URL: dropped, never fetched.
+    rack = report("sdformat_tests_urdf__joint_mimic_rack_pinion__joint_mimic_rack_pinion")
+    assert rack.status == "warn" and rack.warnings == ["geometry.shape_dropped"]
+    # Refused by normalization: a failed report whose only check is the rejection code.
+    husky = report("pybullet_data__husky__husky")
+    assert husky.stage != "verify" and len(husky.checks) == 1
+    assert husky.failures[0].id.startswith("parse.")
+
+
+@pytest.mark.slow
+def test_sample_library_objects_keep_their_motion(sample_reports):
+    assert len(sample_reports) == 40
+    for report in sample_reports.values():
+        assert report.stage == "verify", report.failures
+        for check_id in EXACT:
+            [check] = report.check(check_id)
+            assert check.passed, (report.object_id, check.message)
+        assert report.moving_joints >= 1
+    bottle = sample_reports["sample_sdf__bottle_0035__bottle_0035"]  # SDF screw joint
+    assert bottle.status == "pass" and bottle.moving_joints == 1
+    keyboard = sample_reports["sample_partnet__keyboard_0009"]
+    assert keyboard.status == "pass" and keyboard.moving_joints >= 30
