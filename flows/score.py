@@ -31,7 +31,7 @@ import pyarrow as pa
 import schemas
 from flows.scoring.compare import TAU_AXIS, TAU_ORIGIN, compare, object_values
 from flows.scoring.distance import distance_command  # noqa: F401  (the CLI imports it here)
-from flows.scoring.objects import kinematics, read_any
+from flows.scoring.objects import find_entry, kinematics, read_any
 from flows.scoring.report import report_markdown
 from flows.scoring.stats import CONFIDENCE, bootstrap, rng_for
 from normalize.errors import AssetError
@@ -206,8 +206,6 @@ def _read_prediction(folder: Path, object_id: str):
     if not target.is_dir():
         return None, "prediction.missing", f"no folder {object_id} in {folder}"
     try:
-        from flows.scoring.objects import find_entry
-
         entry = find_entry(target)
         return kinematics(read_any(entry)), entry.relative_to(folder).as_posix(), None
     except AssetError as exc:

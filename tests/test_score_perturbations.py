@@ -33,6 +33,15 @@ def release(tmp_path_factory):
     return sample_release(tmp_path_factory)
 
 
+def reparented(obj, name: str, parent: str):
+    """`obj` with joint `name` hanging from link `parent` instead, at the same world pose (the
+    same motion at rest, a different tree)."""
+    poses = obj.link_poses()
+    joint = obj.joint_map[name]
+    origin = np.linalg.inv(poses[parent]) @ poses[joint.parent] @ joint.origin
+    return with_joint(obj, name, parent=parent, origin=origin)
+
+
 @pytest.fixture(scope="module")
 def cases(release, tmp_path_factory):
     """One method per perturbation, each predicting the perturbed objects only; scored once."""
@@ -57,6 +66,7 @@ def cases(release, tmp_path_factory):
         "spurious": {LAPTOP: with_spurious_joint(laptop, "link_0", eps)},
         "made_fixed": {LAPTOP: with_joint(laptop, "joint_0", type="fixed", lower=0.0, upper=0.0)},
         "nearly_fixed": {LAPTOP: with_joint(laptop, "joint_0", lower=0.0, upper=eps)},
+        "reparented": {CABINET: reparented(cabinet, "joint_3", "link_2")},
     }
     folders = {}
     for method, objects in predictions.items():
@@ -65,7 +75,8 @@ def cases(release, tmp_path_factory):
             write_prediction(obj, folders[method], object_id)
     result = score_release(release, folders, root / "out", subset="all", bootstrap=200)
     rows = {(r["method"], r["object_id"]): r for r in result.rows}
-    return {"rows": rows, "gt": {"laptop": laptop, "window": window, "cabinet": cabinet}}
+    gt = {"laptop": laptop, "window": window, "cabinet": cabinet}
+    return {"rows": rows, "gt": gt, "summary": result.summary}
 
 
 def test_reversed_axis_with_negated_limits_is_the_same_motion(cases):
@@ -159,6 +170,20 @@ def test_type_error_across_the_revolute_fixed_boundary(cases):
     assert abs(nearly["e_tree"] - fixed["e_tree"]) <= hand_to_fixed((gt[0], 0.0, 1e-3)) + 1e-12
     # E_B: the fixed pair has finite limits on both sides.
     assert fixed["n_finite_pairs"] == 1 and fixed["e_b_m"] > 0
+
+
+def test_a_different_tree_needs_the_exact_search(cases):
+    row = cases["rows"]["reparented", CABINET]
+    # Every joint moves exactly as in the truth, so the relaxation matches all five at cost 0,
+    # but a drawer hanging from another drawer cannot be matched with the star of the truth:
+    # the exact distance contracts one drawer on each side.
+    assert not row["certified"] and row["search_nodes"] > 1
+    assert row["e_tree_relaxation"] == pytest.approx(0.0, abs=1e-12)
+    drawer = hand_to_fixed(joint_of(cases["gt"]["cabinet"], "joint_3"))
+    assert row["e_tree"] == pytest.approx(2 * drawer, rel=1e-12)
+    assert row["n_matched"] == 4 and row["n_unmatched_pred"] == row["n_unmatched_gt"] == 1
+    summary = cases["summary"]["methods"]["reparented"]["coverage"]
+    assert summary["searched"] == 1 and summary["search_share"] == 1.0
 
 
 @pytest.fixture(scope="module")

@@ -84,9 +84,15 @@ def match_trees(pred: Kinematics, gt: Kinematics, norm, kappa: float | None) -> 
     pair is measured in the ground-truth joint's Gram, an unmatched joint in its own.
     """
     result = tree_distance(pred.tree, gt.tree, norm, kappa, exact=True)
+    return edit_script(result, pred, gt, result.matching, norm, kappa)
+
+
+def edit_script(result, pred: Kinematics, gt: Kinematics, pairs, norm, kappa) -> TreeMatch:
+    """The TreeMatch of `result` with the matching `pairs` (the tree's own, or one of equal cost
+    such as `break_ties` gives): pair costs, unmatched moving joints and their costs."""
     g_pred, g_gt = _grams(norm, len(pred), len(gt))
-    p = np.array([i for i, _ in result.matching], dtype=np.int64)
-    g = np.array([k for _, k in result.matching], dtype=np.int64)
+    p = np.array([i for i, _ in pairs], dtype=np.int64)
+    g = np.array([k for _, k in pairs], dtype=np.int64)
     pair_cost = (
         joint_distance(pred.joints[p], gt.joints[g], g_gt[g], kappa) if len(p) else np.zeros(0)
     )

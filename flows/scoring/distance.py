@@ -10,6 +10,9 @@ unmatched joints are measured with B's child link moments, A's unmatched joints 
 prediction[i] against ground_truth[i] under the split norm. The pair {a xi, b xi} is unordered,
 so a > b is accepted; null, "inf" or JSON Infinity mark an unbounded end (then E is undefined
 and null, E^phi is defined).
+
+Under the split norm, identical joints (same twist and limits) are interchangeable at the same
+cost; the listed matching pairs them by joint position (`break_ties`), the value is unchanged.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flows.scoring.compare import match_trees
+from flows.scoring.compare import break_ties, edit_script, match_trees
 from flows.scoring.objects import Kinematics, kinematics, kinetic_grams, read_any
 from metric import Joints, joint_distance, split_norm
 from normalize.errors import AssetError
@@ -138,6 +141,9 @@ def object_distance(
         match = match_trees(first, second, gram, kappa)
     except ValueError as exc:  # unbounded joints without compactification
         raise DistanceError(str(exc)) from exc
+    if not kinetic:  # identical joints are interchangeable: show them paired by position
+        pairs = break_ties(first, second, match.pairs)
+        match = edit_script(match.result, first, second, pairs, gram, kappa)
     result = match.result
     return {
         "a": str(a),

@@ -27,9 +27,13 @@ def _value(stat: dict, key: str, signed: bool = False) -> str:
         return "–"
     d = _digits(key)
     sign = "+" if signed else ""
-    text = f"{stat['mean']:{sign}.{d}f}"
+
+    def number(x: float) -> str:
+        return f"{round(x, d) + 0.0:{sign}.{d}f}"  # + 0.0 turns -0.0 into 0.0
+
+    text = number(stat["mean"])
     if stat["low"] is not None:
-        text += f" [{stat['low']:{sign}.{d}f}, {stat['high']:{sign}.{d}f}]"
+        text += f" [{number(stat['low'])}, {number(stat['high'])}]"
     return text
 
 
