@@ -72,6 +72,7 @@ HOSTILE = {
         {"m.urdf": robot(f'<link name="a">{mesh("meshes/link.obj")}</link>')},
         "path.symlink_escape",
     ),
+    "entry_symlink_leaving_root": ({}, "path.symlink_escape"),
     "joint_cycle": (
         {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b") + joint("ba", "b", "a"))},
         "model.cycle",
@@ -163,6 +164,9 @@ def make_hostile(root, kind: str, secret):
     if kind == "symlink_leaving_root":
         (folder / "meshes").mkdir()
         os.symlink(secret, folder / "meshes" / "link.obj")
+    if kind == "entry_symlink_leaving_root":  # the URDF itself points outside: never opened
+        folder.mkdir(parents=True, exist_ok=True)
+        os.symlink(secret.with_suffix(".urdf"), folder / "m.urdf")
     return folder
 
 
@@ -172,6 +176,7 @@ def secret(tmp_path):
     path = tmp_path / "secret.obj"
     path.write_text(CUBE_OBJ, encoding="utf-8")
     (tmp_path / "secret.xml").write_text("<mujoco><worldbody/></mujoco>", encoding="utf-8")
+    (tmp_path / "secret.urdf").write_text(door_urdf(), encoding="utf-8")
     return path
 
 
@@ -226,6 +231,5 @@ def test_folder_mixing_hostile_and_good_objects_validates_the_good_ones(tmp_path
     # A mesh behind a URL is never fetched: the shape is dropped and the object warned.
     assert by_folder["remote_mesh"].status == "warn"
     assert by_folder["remote_mesh"].warnings == ["geometry.shape_dropped"]
-    assert not secret.with_suffix(".urdf").exists()
     leftovers = [p for p in library.rglob("*") if p.name == "object.urdf"]
     assert leftovers == []  # nothing was written into the source

@@ -34,12 +34,14 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from normalize.errors import AssetError
+from normalize.paths import is_inside
 from normalize.sources import Candidate, SourceConfig, discover
 from verify.allowances import with_object_allowances
 from verify.report import CheckResult, VerificationReport, rejection_report, source_path_of
 
 FORMATS = ("partnet_mobility", "urdf", "mjcf", "sdf")
 PARTNET_ENTRY = "mobility.urdf"
+ENTRY_SUFFIXES = (".urdf", ".sdf", ".world", ".xml")
 LICENSE = "unknown (validated with arena validate)"
 SNIFF_BYTES = 4096
 _COMMENT = re.compile(rb"<!--.*?(-->|$)", re.S)
@@ -98,41 +100,46 @@ def _file_sources(path: Path, fmt: str | None) -> list[SourceConfig]:
     return [_source(folder.name, fmt, folder, entry=glob.escape(path.name))]
 
 
-def _scan(folder: Path) -> dict[str, list[str]]:
-    """Relative paths of the entries of each format found below `folder`."""
+def _scan(folder: Path) -> tuple[dict[str, list[str]], list[Path]]:
+    """(relative paths of the entries of each format found below `folder`, entry files that are
+    symlinks leaving it: never opened, each reported as a failed object)."""
     found: dict[str, list[str]] = {fmt: [] for fmt in FORMATS}
-    partnet: list[str] = []
+    escaping: list[Path] = []
     for directory, dirs, files in os.walk(folder):
         dirs.sort()
         here = Path(directory)
         relative = here.relative_to(folder).as_posix()
-        if PARTNET_ENTRY in files:
-            partnet.append(relative)
+        outside = {n for n in files if n.lower().endswith(ENTRY_SUFFIXES)}
+        outside = {n for n in outside if not is_inside(here / n, folder)}
+        escaping += [here / n for n in sorted(outside)]
+        if PARTNET_ENTRY in files and PARTNET_ENTRY not in outside:
             found["partnet_mobility"].append(folder.name if relative == "." else relative)
             continue  # the folder's other URDF files are variants of the same object
-        for name in sorted(files):
+        for name in sorted(set(files) - outside):
             fmt = file_format(here / name)
             if fmt is not None:
                 found[fmt].append((here / name).relative_to(folder).as_posix())
-    return found
+    return found, escaping
 
 
-def _folder_sources(folder: Path, fmt: str | None) -> list[SourceConfig]:
+def _folder_sources(folder: Path, fmt: str | None) -> tuple[list[SourceConfig], list[Path]]:
+    """(sources covering the objects below `folder`, escaping entry symlinks)."""
     holds_entry = any(
-        entry.is_file() and (entry.name == PARTNET_ENTRY or file_format(entry))
+        entry.is_file() and entry.name.lower().endswith(ENTRY_SUFFIXES)
         for entry in folder.iterdir()
     )
     base = folder.parent.name if holds_entry else folder.name
     if fmt is not None:
-        return [_source(base, fmt, folder)]
-    found = {f: entries for f, entries in _scan(folder).items() if entries}
+        return [_source(base, fmt, folder)], []
+    scanned, escaping = _scan(folder)
+    found = {f: entries for f, entries in scanned.items() if entries}
     sources = []
     for f, entries in found.items():
         name = base if len(found) == 1 else f"{base}_{f}"
         include = tuple(glob.escape(e) for e in entries)
         entry = None if f == "partnet_mobility" else "**/*"
         sources.append(_source(name, f, folder, include=include, entry=entry))
-    return sources
+    return sources, escaping
 
 
 def candidates_for(paths, format: str | None = None) -> list[Candidate | VerificationReport]:
@@ -146,13 +153,18 @@ def candidates_for(paths, format: str | None = None) -> list[Candidate | Verific
         if not path.exists():
             raise UsageError(f"{raw}: no such file or folder")
         try:
-            sources = (
-                _folder_sources(path, format) if path.is_dir() else _file_sources(path, format)
-            )
+            if path.is_dir():
+                root = path
+                sources, escaping = _folder_sources(path, format)
+            elif not is_inside(path, path.parent):
+                root, sources, escaping = path.parent, [], [path]
+            else:
+                root, sources, escaping = path.parent, _file_sources(path, format), []
         except OSError as exc:
             raise UsageError(f"{raw}: cannot be read ({exc.strerror or exc})") from exc
-        if not sources:
+        if not sources and not escaping:
             raise UsageError(f"{raw}: no URDF, MJCF, SDF or PartNet-Mobility object found")
+        out.extend(_escaping_entry(entry, root) for entry in escaping)
         for source in sources:
             try:
                 out.extend(discover(source))
@@ -161,6 +173,20 @@ def candidates_for(paths, format: str | None = None) -> list[Candidate | Verific
     if not out:
         raise UsageError("no object to validate under " + ", ".join(str(p) for p in paths))
     return out
+
+
+def _escaping_entry(entry: Path, root: Path) -> VerificationReport:
+    relative = entry.relative_to(root).as_posix()
+    message = f"entry file {relative} is a symlink leaving {root}; it was not read"
+    check = CheckResult("path.symlink_escape", "error", False, message, element=f"file {relative}")
+    return VerificationReport(
+        object_id=_name(f"{root.name}__{relative}"),
+        checks=[check],
+        source=_name(root.name),
+        source_id=relative,
+        source_path=relative,
+        stage="resolve",
+    )
 
 
 def _unlisted(source: SourceConfig, exc: AssetError) -> VerificationReport:
