@@ -11,7 +11,8 @@ Layout under the cache root (`default_cache_dir()`):
 
     v1/index/<id[:2]>/<identity>.json     the inputs the object read last time (path -> digest)
     v1/entries/<key[:2]>/<key>/entry.json the outcome, the file list with digests, a checksum
-    v1/entries/<key[:2]>/<key>/files/...  the normalized object folder
+    v1/entries/<key[:2]>/<key>/files/...  the normalized object folder (hard links to the
+                                          release's files when on the same file system)
 
 Every entry carries its own checksum and the digest of every file; an entry that is corrupted
 or truncated in any way is discarded and recomputed, never trusted. Writes go to a temporary
@@ -85,22 +86,31 @@ def entry_key(identity: str, inputs: dict[str, str]) -> str:
     return sha256_hex(canonical_json({"identity": identity, "inputs": inputs}))
 
 
+def link_or_copy(source: Path, target: Path) -> None:
+    """Hard-link `source` to `target` (cheap, same bytes on disk), or copy it when the two are
+    on different file systems. Files are never modified in place, so sharing them is safe; a
+    shared file that is damaged anyway fails its digest on the next lookup."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
 @dataclass
 class CachedResult:
-    """A verified cache entry: the outcome and the object folder's files (path -> bytes)."""
+    """A verified cache entry: the outcome and the object folder's files (name -> path)."""
 
     outcome: dict
-    files: dict[str, bytes]
+    files: dict[str, Path]
     inputs: dict[str, str]
 
     def write_files(self, dest: Path) -> None:
         """Recreate the cached object folder at `dest` (replacing what is there)."""
         if dest.exists():
             shutil.rmtree(dest)
-        for name, data in self.files.items():
-            target = dest / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+        for name, path in self.files.items():
+            link_or_copy(path, dest / name)
 
 
 class CacheCorrupt(Exception):
@@ -155,13 +165,14 @@ class ObjectCache:
             raise CacheCorrupt("entry inputs differ from its key")
         files = {}
         for name, digest in entry["files"].items():
+            path = entry_dir / "files" / name
             try:
-                data = (entry_dir / "files" / name).read_bytes()
+                data = path.read_bytes()
             except OSError as exc:
                 raise CacheCorrupt(f"missing file {name}") from exc
             if sha256_hex(data) != digest:
                 raise CacheCorrupt(f"file {name} does not match its digest")
-            files[name] = data
+            files[name] = path
         return CachedResult(outcome=entry["outcome"], files=files, inputs=inputs)
 
     def _discard(self, entry_dir: Path) -> None:
@@ -184,11 +195,9 @@ class ObjectCache:
             if object_dir is not None:
                 for path in sorted(p for p in Path(object_dir).rglob("*") if p.is_file()):
                     name = path.relative_to(object_dir).as_posix()
-                    data = path.read_bytes()
                     target = tmp / "files" / name
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(data)
-                    digests[name] = sha256_hex(data)
+                    link_or_copy(path, target)
+                    digests[name] = sha256_hex(target.read_bytes())
             tmp.mkdir(parents=True, exist_ok=True)
             entry = {
                 "format": FORMAT,

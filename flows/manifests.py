@@ -134,7 +134,10 @@ REVIEW = pa.schema(
         _f("supercategory", pa.string()),
         _f("method", pa.string()),
         _f("confidence", pa.float64()),
-        _f("candidates", _STRINGS),
+        _f(
+            "candidates",
+            pa.list_(pa.struct([_f("category", pa.string()), _f("score", pa.float64())])),
+        ),
         _f("evidence", _STRINGS),
         _f("reason", pa.string()),
     ]

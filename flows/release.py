@@ -285,9 +285,10 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     return out
 
 
-def card_markdown(info: dict, objects: list[dict], rejects: list[dict], plots_md: str) -> str:
-    """README.md of the release: YAML front matter for dataset hubs, then counts per source,
-    supercategory and joint type, the verification summary and the plots."""
+def card_markdown(info: dict, objects: list[dict], rejects: list[dict], stats_md: str) -> str:
+    """README.md of the release: YAML front matter for dataset hubs, counts per source, the
+    verification summary, splits, and `stats_md` (the taxonomy stage's statistics: counts per
+    supercategory and joint type, with plots)."""
     licenses = {s["name"]: s["license"] for s in info["sources"]}
     front = {
         "pretty_name": "ArticulateArena articulated objects",
@@ -299,7 +300,6 @@ def card_markdown(info: dict, objects: list[dict], rejects: list[dict], plots_md
         "configs": [{"config_name": t, "data_files": f"manifest/{t}.parquet"} for t in TABLES],
     }
     counts = info["counts"]
-    by_super = counts["by_supercategory"]
     lines = [
         "---",
         yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip(),
@@ -328,29 +328,9 @@ def card_markdown(info: dict, objects: list[dict], rejects: list[dict], plots_md
             ],
         ),
         "",
-        "## Supercategories",
-        "",
-        *_table(
-            ["supercategory", "objects", "categories"],
-            [
-                [sc, n, len({o["category"] for o in objects if o["supercategory"] == sc})]
-                for sc, n in sorted(by_super.items(), key=lambda kv: (-kv[1], kv[0]))
-            ],
-        ),
-        "",
-        "## Joint types",
-        "",
-        *_table(["type", "joints"], sorted(counts["by_joint_type"].items())),
-        "",
         "## Verification",
         "",
     ]
-    if not info["verification_available"]:
-        lines += [
-            "**The verify stage was not available when this release was built: objects were "
-            "accepted without verification and carry the warning `verify.unavailable`.**",
-            "",
-        ]
     warnings = Counter(w for o in objects for w in o["warnings"])
     codes = Counter(r["code"] for r in rejects)
     lines += [
@@ -375,8 +355,8 @@ def card_markdown(info: dict, objects: list[dict], rejects: list[dict], plots_md
         *_table(["split", "objects"], sorted(counts["by_split"].items())),
         "",
     ]
-    if plots_md.strip():
-        lines += ["## Statistics", "", plots_md.strip(), ""]
+    if stats_md.strip():
+        lines += ["## Statistics", "", stats_md.strip(), ""]
     lines += [
         "## Integrity",
         "",

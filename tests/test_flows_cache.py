@@ -35,7 +35,7 @@ def test_hit_returns_outcome_and_files(setup, tmp_path):
     cache.store("id1", inputs, OUTCOME, obj)
     hit = cache.lookup("id1")
     assert hit is not None and hit.outcome == OUTCOME
-    assert hit.files["meshes/m.obj"] == (obj / "meshes" / "m.obj").read_bytes()
+    assert hit.files["meshes/m.obj"].read_bytes() == (obj / "meshes" / "m.obj").read_bytes()
     hit.write_files(tmp_path / "restored")
     assert (tmp_path / "restored" / "object.urdf").read_text() == "<robot name='a'/>"
     assert cache.lookup("id2") is None, "another identity does not hit"

@@ -144,7 +144,6 @@ def test_card_front_matter(tmp_path):
         "version": "1.0",
         "convention_version": "1",
         "taxonomy_version": "1",
-        "verification_available": True,
         "content_hash": "0" * 64,
         "sources": [
             {
@@ -178,6 +177,6 @@ def test_card_front_matter(tmp_path):
     assert {c["data_files"] for c in front["configs"]} == {
         f"manifest/{t}.parquet" for t in ("objects", "joints", "links", "rejects", "review")
     }
-    assert "| Tools | 1 | 1 |" in text and "xml.malformed" in text
+    assert "| a | urdf | MIT | 2 | 1 | 1 |" in text and "xml.malformed" in text
     assert "plots/joints.png" in text
     assert release.size_category(25_000) == "10K<n<100K"

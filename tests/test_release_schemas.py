@@ -28,6 +28,13 @@ def json_type(arrow_type: pa.DataType) -> dict:
         }
     if pa.types.is_list(arrow_type):
         return {"type": "array", "items": json_type(arrow_type.value_type)}
+    if pa.types.is_struct(arrow_type):
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "required": [f.name for f in arrow_type],
+            "properties": {f.name: json_type(f.type) for f in arrow_type},
+        }
     raise AssertionError(f"no JSON counterpart for {arrow_type}")
 
 

@@ -1,0 +1,371 @@
+"""Per-object processing of a build: normalize -> verify -> categorize -> manifest rows.
+
+Plain functions that run without Prefect: the build flow calls `process_batch` once per task,
+tests and `arena validate` can call `process_candidate` directly. Each object's outcome is a
+JSON-friendly dict (its manifest rows, or its rejection) and is cached by content
+(`flows.cache`): the key is the object's identity (`object_identity`) plus the sha256 of every
+file it read.
+
+Outcome dict: object_id, source, source_id, source_path, accepted (bool), rows (objects, joints,
+links, review: lists of row dicts; empty when rejected), reject (a rejects row or None), files
+(object-folder path -> sha256). Not cached, added per run:
+cached (bool), inputs (path -> digest), seconds (stage -> seconds), internal_error (bool).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import time
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from flows import manifests
+from flows.cache import ObjectCache, canonical_json, hash_inputs, sha256_hex
+from normalize import inputs as recorded_inputs
+from normalize.errors import AssetError
+from normalize.sources import Candidate
+
+logger = logging.getLogger("arena.build")
+
+# Bump when the meaning of a cached outcome changes in a way the code fingerprint cannot see.
+PIPELINE_VERSION = "1"
+
+# Rejections caused by reading trouble may be transient: never cache them.
+TRANSIENT_CODES = ("file.unreadable", "source.unreadable", "io.error")
+
+# The code whose every change must invalidate cached results (relative to the repository).
+_FINGERPRINTED = (
+    "normalize",
+    "verify",
+    "taxonomy",
+    "metric",
+    "flows/pipeline.py",
+    "flows/manifests.py",
+)
+_REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """What every batch needs; picklable so batches can run in other processes.
+
+    staging: the release staging folder (objects go to `staging/objects/<object_id>/`).
+    cache_dir: root of the object cache, or None to recompute everything.
+    overrides: curators' category overrides, object_id -> category.
+    versions: `current_versions()` taken once at the start of the build, so that every worker
+        keys its cache entries alike even if the code is edited during the build.
+    """
+
+    staging: Path
+    cache_dir: Path | None = None
+    overrides: tuple[tuple[str, str], ...] = ()
+    versions: tuple[tuple[str, str], ...] = ()
+
+
+# --------------------------------------------------------------------------- versions and keys
+@cache
+def code_fingerprint() -> str:
+    """sha256 over the source and data files of the stages (any edit invalidates the cache)."""
+    h = hashlib.sha256()
+    for entry in _FINGERPRINTED:
+        root = _REPO / entry
+        files = [root] if root.is_file() else sorted(root.rglob("*"))
+        for path in files:
+            if path.is_file() and path.suffix in (".py", ".yaml", ".yml", ".json"):
+                h.update(path.relative_to(_REPO).as_posix().encode() + b"\0")
+                h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def convention_version() -> str:
+    from normalize.convention import CONVENTION_VERSION
+
+    return str(CONVENTION_VERSION)
+
+
+@cache
+def taxonomy_version() -> str:
+    from taxonomy.data import load_taxonomy
+
+    return str(load_taxonomy().version)
+
+
+def current_versions() -> tuple[tuple[str, str], ...]:
+    """Pipeline, code, convention and taxonomy versions (a cached result is valid only for
+    the same ones)."""
+    return (
+        ("pipeline", PIPELINE_VERSION),
+        ("code", code_fingerprint()),
+        ("convention", convention_version()),
+        ("taxonomy", taxonomy_version()),
+    )
+
+
+def object_identity(
+    candidate: Candidate, override: str | None, versions: tuple[tuple[str, str], ...]
+) -> str:
+    """Everything an object's result depends on except the content of the files it reads."""
+    return sha256_hex(
+        canonical_json(
+            {
+                "object_id": candidate.object_id,
+                "source_id": candidate.source_id,
+                "entry": str(candidate.path),
+                "source": candidate.source.as_dict(),
+                "versions": dict(versions),
+                "override": override,
+            }
+        )
+    )
+
+
+# --------------------------------------------------------------------------- stages
+def _verify(result, source) -> tuple[str, list[str], dict | None]:
+    """(status, ids of the warnings, failure or None) of a normalized object."""
+    from verify import verify_object
+
+    report = verify_object(result, source)
+    if report.status == "fail":
+        failures = report.failures
+        return (
+            "fail",
+            [],
+            {
+                "code": failures[0].id,
+                "message": "; ".join(f"{c.id}: {c.message}" for c in failures),
+                "element": failures[0].element,
+            },
+        )
+    warnings = sorted({c.id for c in report.checks if c.counts and c.severity == "warning"})
+    return report.status, warnings, None
+
+
+def _categorize(obj, candidate: Candidate, overrides: dict[str, str]):
+    import taxonomy
+
+    return taxonomy.categorize(
+        obj,
+        object_id=candidate.object_id,
+        source_id=candidate.source_id,
+        overrides=overrides,
+        source_overrides=candidate.source.overrides,
+    )
+
+
+# --------------------------------------------------------------------------- one object
+def _base(candidate: Candidate) -> dict:
+    return {
+        "object_id": candidate.object_id,
+        "source": candidate.source.name,
+        "source_id": candidate.source_id,
+        "source_path": candidate.source_path,
+    }
+
+
+def _rejected(candidate: Candidate, stage, code, message, path=None, element=None) -> dict:
+    reject = manifests.reject_row(
+        **_base(candidate),
+        stage=stage,
+        code=code,
+        message=message,
+        path=path,
+        element=element,
+    )
+    return {**_base(candidate), "accepted": False, "rows": {}, "reject": reject, "files": {}}
+
+
+def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> dict:
+    """Run the stages on one candidate; AssetError becomes a rejection."""
+    import taxonomy
+    from normalize.run import normalize_candidate
+
+    object_dir = settings.staging / "objects" / candidate.object_id
+    try:
+        t = time.perf_counter()
+        result = normalize_candidate(candidate, settings.staging)
+        seconds["normalize"] = time.perf_counter() - t
+        written = Path(result.urdf_path).parent
+        if written.resolve() != object_dir.resolve():
+            if object_dir.exists():
+                shutil.rmtree(object_dir)
+            object_dir.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(written), object_dir)
+        urdf_name = Path(result.urdf_path).name
+
+        t = time.perf_counter()
+        status, warnings, failure = _verify(result, candidate.source)
+        seconds["verify"] = time.perf_counter() - t
+        if failure is not None:
+            shutil.rmtree(object_dir, ignore_errors=True)
+            out = _rejected(
+                candidate, "verify", failure["code"], failure["message"], element=failure["element"]
+            )
+            return out
+
+        t = time.perf_counter()
+        overrides = dict(settings.overrides)
+        assignment = _categorize(result.object, candidate, overrides)
+        seconds["categorize"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        row = manifests.object_row(
+            result.object,
+            **_base(candidate),
+            license=candidate.source.license,
+            object_dir=object_dir,
+            urdf_path=f"objects/{candidate.object_id}/{urdf_name}",
+            scale=result.scale,
+            assignment={
+                "category": assignment.category,
+                "supercategory": assignment.supercategory,
+                "method": assignment.method,
+                "confidence": assignment.confidence,
+                "needs_review": assignment.needs_review,
+            },
+            status=status,
+            warnings=warnings,
+            changes=[c.code for c in result.changes],
+            convention_version=convention_version(),
+        )
+        rows = {
+            "objects": [row],
+            "joints": manifests.joint_rows(result.object, candidate.object_id),
+            "links": manifests.link_rows(result.object, candidate.object_id, object_dir),
+            "review": taxonomy.review_rows([assignment]),
+        }
+        files = {
+            name: manifests.sha256_file(object_dir / name)
+            for name in manifests.folder_files(object_dir)
+        }
+        seconds["export"] = time.perf_counter() - t
+        return {
+            **_base(candidate),
+            "accepted": True,
+            "rows": rows,
+            "reject": None,
+            "files": files,
+        }
+    except AssetError as exc:
+        shutil.rmtree(object_dir, ignore_errors=True)
+        out = _rejected(candidate, exc.stage, exc.code, exc.message, exc.path, exc.element)
+        return out
+
+
+def _identity(candidate: Candidate, settings: BatchSettings) -> str:
+    override = dict(settings.overrides).get(candidate.object_id)
+    return object_identity(candidate, override, settings.versions or current_versions())
+
+
+def _open_cache(settings: BatchSettings) -> ObjectCache | None:
+    return ObjectCache(settings.cache_dir) if settings.cache_dir is not None else None
+
+
+def cached_outcome(
+    candidate: Candidate, settings: BatchSettings, cache: ObjectCache
+) -> dict | None:
+    """The cached outcome of a candidate whose inputs did not change, with its object folder
+    restored into the staging folder; None when it must be computed."""
+    started = time.perf_counter()
+    hit = cache.lookup(_identity(candidate, settings))
+    if hit is None:
+        return None
+    if hit.outcome["accepted"]:
+        hit.write_files(settings.staging / "objects" / candidate.object_id)
+    return {
+        **hit.outcome,
+        "cached": True,
+        "inputs": hit.inputs,
+        "seconds": {"cache": time.perf_counter() - started},
+        "internal_error": False,
+    }
+
+
+def computed_outcome(
+    candidate: Candidate, settings: BatchSettings, cache: ObjectCache | None = None
+) -> dict:
+    """Run the stages on a candidate (and store the outcome in the cache, if given).
+
+    Never raises for a bad asset: AssetError and I/O errors become rejections (an I/O error is
+    retried once first); an unexpected exception also becomes a rejection with code
+    `internal.error` and `internal_error: True`, and is logged with its traceback.
+    """
+    object_dir = settings.staging / "objects" / candidate.object_id
+    started = time.perf_counter()
+    seconds: dict[str, float] = {}
+    internal = False
+    staging = str(settings.staging.resolve()) + os.sep
+    for attempt in (1, 2):
+        with recorded_inputs.recording() as recorded:
+            if candidate.path.is_file():
+                recorded_inputs.record(candidate.path)
+            try:
+                outcome = _compute(candidate, settings, seconds)
+                break
+            except OSError as exc:
+                if attempt == 1:
+                    continue
+                shutil.rmtree(object_dir, ignore_errors=True)
+                outcome = _rejected(
+                    candidate,
+                    "ingest",
+                    "io.error",
+                    f"reading failed twice: {exc}",
+                    path=exc.filename,
+                )
+            except Exception as exc:  # a bug in a stage must not lose the other objects
+                logger.warning(
+                    "internal error on %s:\n%s", candidate.object_id, traceback.format_exc()
+                )
+                shutil.rmtree(object_dir, ignore_errors=True)
+                internal = True
+                outcome = _rejected(
+                    candidate, "pipeline", "internal.error", f"{type(exc).__name__}: {exc}"
+                )
+                break
+    inputs = hash_inputs(p for p in recorded if not p.startswith(staging))
+    reject = outcome["reject"]
+    if cache is not None and not internal and not (reject and reject["code"] in TRANSIENT_CODES):
+        identity = _identity(candidate, settings)
+        cache.store(identity, inputs, outcome, object_dir if outcome["accepted"] else None)
+    seconds["total"] = time.perf_counter() - started
+    return {
+        **outcome,
+        "cached": False,
+        "inputs": inputs,
+        "seconds": seconds,
+        "internal_error": internal,
+    }
+
+
+def process_candidate(
+    candidate: Candidate, settings: BatchSettings, cache: ObjectCache | None = None
+) -> dict:
+    """The outcome of one candidate: from the cache when nothing it depends on changed,
+    else computed (and stored)."""
+    hit = cached_outcome(candidate, settings, cache) if cache is not None else None
+    return hit or computed_outcome(candidate, settings, cache)
+
+
+def compute_batch(candidates: Iterable[Candidate], settings: BatchSettings) -> list[dict]:
+    """Compute (never look up) a batch; what worker processes run for the cache misses."""
+    cache = _open_cache(settings)
+    return [computed_outcome(c, settings, cache) for c in candidates]
+
+
+def process_batch(
+    candidates: Iterable[Candidate], settings: BatchSettings, compute=compute_batch
+) -> list[dict]:
+    """Outcomes of a batch, in order (one Prefect task runs one batch): cache lookups here,
+    the misses through `compute(misses, settings)` (e.g. in a worker process)."""
+    candidates = list(candidates)
+    cache = _open_cache(settings)
+    outcomes = [cached_outcome(c, settings, cache) if cache else None for c in candidates]
+    misses = [c for c, o in zip(candidates, outcomes, strict=True) if o is None]
+    computed = iter(compute(misses, settings) if misses else [])
+    return [o if o is not None else next(computed) for o in outcomes]
