@@ -20,13 +20,10 @@ sum of E(J, J0) over its joints in the same norm (at least 1e-9).
 
 from __future__ import annotations
 
-import atexit
 import math
-import shutil
+import os
 import tempfile
-import threading
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +32,7 @@ import metric
 from normalize.errors import AssetError
 from normalize.model import ArticulatedObject, Mimic
 from normalize.urdf import read_object
-from normalize.urdf_writer import URDF_NAME, urdf_text
+from normalize.urdf_writer import urdf_text
 from verify.checks import Context, aggregate, single
 from verify.report import CheckResult
 
@@ -224,21 +221,14 @@ def run(ctx: Context) -> list[CheckResult]:
     return out
 
 
-@cache
-def _scratch_folder() -> Path:
-    """A temporary folder for this process, removed at exit (one per process: creating and
-    removing a folder per object costs more than the check itself)."""
-    folder = Path(tempfile.mkdtemp(prefix="arena-swap-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return folder
-
-
 def _swap_urdf(normalized: ArticulatedObject, t_norm, tol: float) -> CheckResult:
     """Write the axis-flipped object with the project's writer, read it back, compare."""
     check_id = "metric.swap.urdf"
-    path = _scratch_folder() / f"{threading.get_ident()}-{URDF_NAME}"
-    path.write_bytes(urdf_text(flipped(normalized)))
+    handle, name = tempfile.mkstemp(prefix="arena-swap-", suffix=".urdf")
+    path = Path(name)
     try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(urdf_text(flipped(normalized)))
         reread = read_object(path)
     except AssetError as exc:
         return single(check_id, "error", False, f"the axis-flipped URDF cannot be read back: {exc}")
