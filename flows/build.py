@@ -105,6 +105,7 @@ class BuildResult:
     content_hash: str
     info: dict
     cached: int
+    computed: list[str]  # object ids computed by this build (the others came from the cache)
     internal_errors: list[str]
     seconds: dict[str, float]
     source_seconds: dict[str, float] = field(default_factory=dict)
@@ -196,6 +197,10 @@ def worker_pool(config: BuildConfig):
 
 
 def _discover(source: SourceConfig) -> list[Candidate]:
+    """Every candidate of a source; a source that cannot be read fails the build (a release
+    silently missing a whole library would be worse than no new release)."""
+    if not source.path.is_dir():
+        raise BuildError(f"source {source.name!r}: folder {source.path} does not exist")
     try:
         return discover(source)
     except OSError as exc:
@@ -478,6 +483,7 @@ def assemble(
         content_hash=content,
         info=info,
         cached=sum(o["cached"] for o in outcomes),
+        computed=sorted(o["object_id"] for o in outcomes if not o["cached"]),
         internal_errors=sorted(o["object_id"] for o in outcomes if o["internal_error"]),
         seconds={},
         source_seconds={run.source.name: run.seconds for run in runs},

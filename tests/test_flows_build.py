@@ -1,0 +1,320 @@
+"""The release build without Prefect (`runner="local"`), on the generated sample library:
+accounting, schemas, determinism, the content cache, atomic publishing, the lock, the changelog
+and the command line's exit codes. tests/test_flows_prefect.py runs the same build in Prefect."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+import schemas
+from flows import release
+from flows.build import (
+    EXIT_LOCKED,
+    EXIT_OK,
+    EXIT_USAGE,
+    AccountingError,
+    BuildConfig,
+    SourceRun,
+    build_command,
+    build_release,
+    check_accounting,
+    plan_batches,
+)
+from flows.generate import generate_library
+from flows.manifests import TABLES
+from normalize.sources import load_sources
+
+
+@pytest.fixture(scope="session")
+def library(tmp_path_factory) -> Path:
+    """The curated demo library (40 objects in 5 sources), generated once."""
+    root = tmp_path_factory.mktemp("build_library") / "library"
+    generate_library(root, n=0, seed=0)
+    return root
+
+
+@pytest.fixture()
+def own_library(library, tmp_path) -> Path:
+    """A private copy of the demo library that a test may edit."""
+    copy = tmp_path / "library"
+    shutil.copytree(library, copy)
+    return copy
+
+
+def config(library: Path, out: Path, cache: Path | None, **kwargs) -> BuildConfig:
+    defaults = dict(version="test", runner="local", workers=1, live=False)
+    defaults.update(kwargs)
+    return BuildConfig(
+        sources=load_sources(library / "sources.yaml"), out=out, cache_dir=cache, **defaults
+    )
+
+
+def manifests(out: Path) -> dict[str, bytes]:
+    return {t: (out / "manifest" / f"{t}.parquet").read_bytes() for t in TABLES}
+
+
+@pytest.fixture(scope="session")
+def demo_release(library, tmp_path_factory):
+    """A cold build of the demo library with a fresh cache (shared by read-only tests)."""
+    root = tmp_path_factory.mktemp("demo_release")
+    result = build_release(config(library, root / "release", root / "cache"))
+    return result, root, library
+
+
+def test_demo_build_accounts_for_every_object_and_validates(demo_release):
+    result, root, library = demo_release
+    out = root / "release"
+    info = json.loads((out / "release.json").read_text())
+    schemas.validate(info, "release")
+    assert info["counts"]["discovered"] == 40
+    for s in info["sources"]:
+        assert s["discovered"] == s["accepted"] + s["rejected"]
+    assert result.internal_errors == []
+    tables = {t: pq.read_table(out / "manifest" / f"{t}.parquet") for t in TABLES}
+    for name, table in tables.items():
+        for row in table.to_pylist():
+            schemas.validate(row, name)
+    objects = tables["objects"].to_pylist()
+    assert len(objects) + tables["rejects"].num_rows == 40
+    assert len(objects) >= 38, "the generated library is made to be accepted"
+    for row in objects:
+        assert (out / row["urdf_path"]).is_file()
+        assert row["split"] in ("train", "val", "test")
+    assert sum(r["eval200"] for r in objects) == len(objects), "fewer than 200: all are eval"
+    joint_types = {r["type"] for r in tables["joints"].to_pylist()}
+    assert {"revolute", "prismatic", "continuous", "helical"} <= joint_types
+    assert release.verify_checksums(out) == []
+    assert sorted(p.name for p in (out / "objects").iterdir()) == sorted(
+        r["object_id"] for r in objects
+    )
+    card = (out / "README.md").read_text()
+    front = yaml.safe_load(card.split("---\n")[1])
+    assert set(front["source_licenses"]) == {s["name"] for s in info["sources"]}
+    assert (out / "plots").is_dir() and any((out / "plots").glob("*.png"))
+    assert "First release" in (out / "CHANGELOG.md").read_text()
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".release.build")] == []
+
+
+def test_warm_rebuild_reuses_every_object_and_gives_identical_manifests(demo_release):
+    result, root, library = demo_release
+    assert result.cached == 0 and len(result.computed) == 40
+    warm = build_release(config(library, root / "warm", root / "cache"))
+    assert warm.cached == 40 and warm.computed == []
+    assert manifests(root / "warm") == manifests(root / "release")
+    assert warm.content_hash == result.content_hash
+    assert release.verify_checksums(root / "warm") == []
+
+
+def test_worker_processes_give_the_same_manifests(demo_release, tmp_path):
+    """Objects computed in spawned worker processes (other hash seeds, fresh mesh caches)
+    give byte-identical manifests."""
+    _, root, library = demo_release
+    result = build_release(config(library, tmp_path / "parallel", None, workers=2))
+    assert len(result.computed) == 40
+    assert manifests(tmp_path / "parallel") == manifests(root / "release")
+
+
+def test_editing_one_mesh_recomputes_exactly_the_objects_that_read_it(own_library, tmp_path):
+    cache = tmp_path / "cache"
+    first = build_release(config(own_library, tmp_path / "r1", cache))
+    assert len(first.computed) == 40
+    mesh = next(p for p in sorted((own_library / "sample_urdf").rglob("*.obj")))
+    users = [
+        o
+        for o in _inputs_by_object(cache)
+        if str(mesh) in _inputs_by_object(cache)[o]  # objects whose recorded inputs hold it
+    ]
+    assert users, f"no object recorded {mesh}"
+    with open(mesh, "a") as f:
+        f.write("# edited\n")
+    second = build_release(config(own_library, tmp_path / "r2", cache))
+    assert second.computed == sorted(users)
+    assert second.cached == 40 - len(users)
+
+
+def _inputs_by_object(cache: Path) -> dict[str, set[str]]:
+    """object_id -> input paths, from the cache entries (what each object read)."""
+    out = {}
+    for entry in (cache / "v1" / "entries").glob("*/*/entry.json"):
+        data = json.loads(entry.read_text())
+        out[data["outcome"]["object_id"]] = set(data["inputs"])
+    return out
+
+
+def test_corrupted_cache_entries_are_recomputed(own_library, tmp_path):
+    cache = tmp_path / "cache"
+    first = build_release(config(own_library, tmp_path / "r1", cache))
+    entries = sorted((cache / "v1" / "entries").glob("*/*/files/*.urdf"))
+    entries[0].write_text("<robot name='tampered'/>")  # hard-linked: the release sees it too
+    jsons = sorted((cache / "v1" / "entries").glob("*/*/entry.json"))
+    jsons[1].write_bytes(jsons[1].read_bytes()[:100])  # truncated
+    second = build_release(config(own_library, tmp_path / "r2", cache))
+    assert len(second.computed) == 2
+    assert second.content_hash == first.content_hash
+    assert release.verify_checksums(tmp_path / "r2") == []
+
+
+def test_a_source_vanishing_mid_build_gives_rejections(own_library, tmp_path, monkeypatch):
+    """Objects whose files disappear after discovery are rejected with a reason; the rest of
+    the release is built and the accounting holds."""
+    from flows import pipeline
+
+    original = pipeline.computed_outcome
+    gone = own_library / "sample_mjcf"
+
+    def vanish_then_compute(candidate, settings, cache=None):
+        if candidate.source.name == "sample_mjcf" and gone.exists():
+            shutil.rmtree(gone)
+        return original(candidate, settings, cache)
+
+    monkeypatch.setattr(pipeline, "computed_outcome", vanish_then_compute)
+    result = build_release(config(own_library, tmp_path / "out", None))
+    info = result.info
+    mjcf = next(s for s in info["sources"] if s["name"] == "sample_mjcf")
+    assert mjcf["discovered"] == 9 and mjcf["rejected"] == 9 and mjcf["accepted"] == 0
+    rejects = pq.read_table(tmp_path / "out" / "manifest" / "rejects.parquet").to_pylist()
+    assert {r["source"] for r in rejects} == {"sample_mjcf"}
+    assert all(r["code"] and r["message"] for r in rejects)
+    assert info["counts"]["accepted"] >= 29
+    assert result.internal_errors == []
+
+
+def test_failed_build_leaves_the_earlier_release_untouched(demo_release, tmp_path, monkeypatch):
+    _, root, library = demo_release
+    out = tmp_path / "release"
+    shutil.copytree(root / "release", out)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full (simulated)")
+
+    monkeypatch.setattr(release, "write_checksums", broken)
+    with pytest.raises(OSError, match="disk full"):
+        build_release(config(library, out, root / "cache"))
+    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
+
+
+def test_changelog_against_previous(own_library, tmp_path):
+    cache = tmp_path / "cache"
+    build_release(config(own_library, tmp_path / "v1", cache))
+    removed, edited = sorted(p.name for p in (own_library / "sample_urdf").iterdir())[:2]
+    shutil.rmtree(own_library / "sample_urdf" / removed)
+    mesh = next((own_library / "sample_urdf" / edited).rglob("*.obj"))
+    with open(mesh, "a") as f:
+        f.write("v 0 0 0\n")
+    result = build_release(
+        config(own_library, tmp_path / "v2", cache, version="2.0", previous=tmp_path / "v1")
+    )
+    log = (tmp_path / "v2" / "CHANGELOG.md").read_text()
+    assert "## 2.0 (against test)" in log
+    assert "- removed: 1" in log and f"sample_urdf__{removed}" in log
+    assert "- modified (URDF or asset content changed): 1" in log
+    assert f"sample_urdf__{edited}" in log
+    assert result.info["previous"]["version"] == "test"
+
+
+def test_accounting_mismatch_fails_loudly(demo_release):
+    result, root, library = demo_release
+    source = load_sources(library / "sources.yaml")[0]
+    outcome = {"object_id": "a", "accepted": True}
+    run = SourceRun(source, ["a", "b"], [outcome])
+    with pytest.raises(AccountingError, match="without outcome: \\['b'\\]"):
+        check_accounting([run])
+    with pytest.raises(AccountingError, match="counted twice"):
+        check_accounting([SourceRun(source, ["a"], [outcome, outcome])])
+
+
+def test_plan_batches():
+    items = list(range(10))
+    assert plan_batches(items, 64, 2) == [items[:5], items[5:]]
+    assert plan_batches(items, 3, 1) == [items[0:3], items[3:6], items[6:9], items[9:]]
+    assert plan_batches(items[:1], 64, 4) == [[0]]
+    assert plan_batches([], 64, 2) == []
+
+
+def command(library, out, **kwargs):
+    args = dict(
+        sources=library / "sources.yaml",
+        out=out,
+        version="test",
+        previous=None,
+        batch_size=64,
+        workers=1,
+        runner="local",
+        dask_address=None,
+        cache_dir=None,
+        no_cache=True,
+    )
+    args.update(kwargs)
+    return build_command(**args)
+
+
+def test_command_usage_errors(library, tmp_path, capsys):
+    assert command(library, tmp_path / "o", runner="spark") == EXIT_USAGE
+    assert "--runner" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("sources: [{name: x}]\n")
+    assert command(library, tmp_path / "o", sources=bad) == EXIT_USAGE
+    assert "problem" in capsys.readouterr().err
+    assert command(library, tmp_path / "o", previous=tmp_path) == EXIT_USAGE
+    assert "not a release" in capsys.readouterr().err
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me")
+    assert command(library, precious) == EXIT_USAGE
+    assert (precious / "notes.txt").read_text() == "keep me"
+    assert command(library, tmp_path / "o", batch_size=0) == EXIT_USAGE
+
+
+def test_command_refuses_a_locked_out_and_builds_otherwise(library, tmp_path, capsys):
+    out = tmp_path / "release"
+    with release.build_lock(out):
+        assert command(library, out) == EXIT_LOCKED
+        assert "already writing" in capsys.readouterr().err
+    assert not out.exists()
+    assert command(library, out) == EXIT_OK
+    text = capsys.readouterr().out
+    assert f"written to {out.absolute()}" in text and "40 discovered" in text
+
+
+def test_release_opens_in_pandas_pyarrow_duckdb_and_polars(demo_release):
+    import duckdb
+    import pandas as pd
+    import polars as pl
+    import pyarrow.dataset as ds
+
+    _, root, _ = demo_release
+    manifest = root / "release" / "manifest"
+    n_joints = pq.read_table(manifest / "joints.parquet").num_rows
+    assert n_joints > 0
+    for table in TABLES:
+        path = manifest / f"{table}.parquet"
+        frame = pd.read_parquet(path)
+        assert len(frame) == pq.read_table(path).num_rows == pl.read_parquet(path).height
+        assert ds.dataset(path).count_rows() == len(frame)
+    joints = pd.read_parquet(manifest / "joints.parquet")
+    assert len(joints["twist"].iloc[0]) == 6
+    polars_joints = pl.read_parquet(manifest / "joints.parquet")
+    assert polars_joints["twist"].to_list()[0] == list(joints["twist"].iloc[0])
+    con = duckdb.connect()
+    count, helical = con.execute(
+        f"SELECT count(*), sum(CASE WHEN type = 'helical' THEN 1 ELSE 0 END) "
+        f"FROM '{manifest / 'joints.parquet'}'"
+    ).fetchone()
+    assert count == n_joints and helical > 0
+    per_super = con.execute(
+        f"SELECT supercategory, count(*) FROM '{manifest / 'objects.parquet'}' GROUP BY 1"
+    ).fetchall()
+    assert sum(n for _, n in per_super) == len(pd.read_parquet(manifest / "objects.parquet"))
+    twist_x = con.execute(
+        f"SELECT twist[1] FROM '{manifest / 'joints.parquet'}' ORDER BY object_id, joint_index"
+    ).fetchone()[0]
+    assert twist_x == joints.sort_values(["object_id", "joint_index"])["twist"].iloc[0][0]
