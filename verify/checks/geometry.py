@@ -29,6 +29,8 @@ MIN_EXTENT = 1e-3  # metres
 #: surface.
 AREA_FRACTION = 1e-12
 
+_DEGENERATE: dict[str, float] = {}
+
 #: Normalization changes that verification reports as warnings: change code -> (check id, what).
 DROPPED = {
     "texture.missing": ("geometry.texture_missing", "texture image(s)"),
@@ -80,6 +82,7 @@ def run(ctx: Context) -> list[CheckResult]:
         meshes[name] = mesh
         degenerate.append((element, _surface_problem(mesh)))
     ctx.notes["meshes"] = meshes
+    ctx.notes["few_vertices"] = {n for n, m in meshes.items() if fewer_than_four_vertices(m)}
 
     count = len(mesh_files)
     out += aggregate(
@@ -132,15 +135,25 @@ def run(ctx: Context) -> list[CheckResult]:
     return out
 
 
-def _surface_problem(mesh) -> float:
-    """1.0 when a loaded mesh has no surface or fewer than 4 distinct vertices, else 0.0."""
+def fewer_than_four_vertices(mesh) -> bool:
+    """Whether a mesh has fewer than 4 distinct vertices (only small meshes can)."""
     vertices = mesh.vertices
-    if len(np.unique(vertices, axis=0)) < 4:
-        return 1.0
-    tri = vertices[mesh.faces]
-    area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
-    diagonal = float(np.linalg.norm(vertices.max(axis=0) - vertices.min(axis=0)))
-    return 0.0 if area.sum() > AREA_FRACTION * diagonal**2 else 1.0
+    if len(vertices) > 64:
+        return len(np.unique(vertices[:64], axis=0)) < 4 and len(np.unique(vertices, axis=0)) < 4
+    return len(np.unique(vertices, axis=0)) < 4
+
+
+def _surface_problem(mesh) -> float:
+    """1.0 when a loaded mesh has no surface or fewer than 4 distinct vertices, else 0.0
+    (cached by content: meshes are shared between objects)."""
+    if mesh.sha256 not in _DEGENERATE:
+        vertices = mesh.vertices
+        tri = vertices[mesh.faces]
+        area = np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+        diagonal = float(np.linalg.norm(vertices.max(axis=0) - vertices.min(axis=0)))
+        flat = not 0.5 * area.sum() > AREA_FRACTION * diagonal**2
+        _DEGENERATE[mesh.sha256] = 1.0 if flat or fewer_than_four_vertices(mesh) else 0.0
+    return _DEGENERATE[mesh.sha256]
 
 
 def _bounds(ctx: Context, meshes: dict) -> list[CheckResult]:
