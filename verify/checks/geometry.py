@@ -30,6 +30,7 @@ MIN_EXTENT = 1e-3  # metres
 AREA_FRACTION = 1e-12
 
 _DEGENERATE: dict[str, float] = {}
+MAX_CACHED = 100_000
 
 #: Normalization changes that verification reports as warnings: change code -> (check id, what).
 DROPPED = {
@@ -152,6 +153,8 @@ def _surface_problem(mesh) -> float:
         area = np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
         diagonal = float(np.linalg.norm(vertices.max(axis=0) - vertices.min(axis=0)))
         flat = not 0.5 * area.sum() > AREA_FRACTION * diagonal**2
+        if len(_DEGENERATE) >= MAX_CACHED:
+            _DEGENERATE.clear()
         _DEGENERATE[mesh.sha256] = 1.0 if flat or fewer_than_four_vertices(mesh) else 0.0
     return _DEGENERATE[mesh.sha256]
 
