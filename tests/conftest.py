@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,3 +20,24 @@ def corpus() -> Path:
     if not (CORPUS / "PROVENANCE.md").is_file():
         pytest.fail(f"the shared corpus is missing at {CORPUS}; CI provides it beside the checkout")
     return CORPUS
+
+
+# Prefect reads its settings when first imported: give the test session a private PREFECT_HOME
+# (never the developer's profiles or database), quiet logs and no telemetry, before any test
+# module imports it.
+_PREFECT_HOME = tempfile.mkdtemp(prefix="arena-test-prefect-")
+atexit.register(shutil.rmtree, _PREFECT_HOME, True)
+os.environ["PREFECT_HOME"] = _PREFECT_HOME
+os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
+os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """One temporary Prefect server for every flow test of the session (it takes 16-24 s to
+    start on a 2-core machine, longer when it first creates its database)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield

@@ -1,0 +1,112 @@
+"""The build as a Prefect flow, on the session's one temporary Prefect server: the thread
+runner (batches in spawned worker processes) through the command line, and the Dask runner on a
+temporary local cluster. Both give the manifests of the build without Prefect."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flows.build import EXIT_OK, BuildConfig, build_command, build_release
+from flows.generate import generate_library
+from flows.manifests import TABLES
+from normalize.sources import load_sources
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("prefect_library") / "library"
+    generate_library(root, n=0, seed=0)
+    return root
+
+
+@pytest.fixture(scope="module")
+def reference(library, tmp_path_factory) -> Path:
+    """The same library built without Prefect."""
+    out = tmp_path_factory.mktemp("prefect_reference") / "release"
+    build_release(
+        BuildConfig(
+            sources=load_sources(library / "sources.yaml"),
+            out=out,
+            version="test",
+            runner="local",
+            workers=1,
+            live=False,
+        )
+    )
+    return out
+
+
+def manifests(out: Path) -> dict[str, bytes]:
+    return {t: (out / "manifest" / f"{t}.parquet").read_bytes() for t in TABLES}
+
+
+def recorded_runs() -> tuple[dict[str, list], list]:
+    """Flow runs on the Prefect server by flow name, and every task run."""
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        flows = {f.id: f.name for f in client.read_flows(limit=200)}
+        runs = client.read_flow_runs(limit=200)
+        tasks = client.read_task_runs(limit=200)
+    by_flow: dict[str, list] = {}
+    for run in runs:
+        by_flow.setdefault(flows[run.flow_id], []).append(run)
+    return by_flow, tasks
+
+
+def test_build_flow_through_the_command_line(prefect_harness, library, reference, tmp_path):
+    out, cache = tmp_path / "release", tmp_path / "cache"
+    args = dict(
+        sources=library / "sources.yaml",
+        out=out,
+        version="test",
+        previous=None,
+        batch_size=4,
+        workers=2,
+        runner="thread",
+        dask_address=None,
+        cache_dir=cache,
+        no_cache=False,
+    )
+    before, _ = recorded_runs()
+    seen = {r.id for group in before.values() for r in group}
+    assert build_command(**args) == EXIT_OK
+    assert manifests(out) == manifests(reference)
+
+    runs, tasks = recorded_runs()
+    new = {name: [r for r in group if r.id not in seen] for name, group in runs.items()}
+    assert [r.state.type.value for r in new["arena-build"]] == ["COMPLETED"]
+    sources = [s.name for s in load_sources(library / "sources.yaml")]
+    for name in sources:
+        assert [r.state.type.value for r in new[f"source-{name}"]] == ["COMPLETED"]
+    subflow_ids = {r.id for name in sources for r in new[f"source-{name}"]}
+    batches = [t for t in tasks if t.flow_run_id in subflow_ids and t.name.startswith("batch")]
+    assert len(batches) >= 40 / 4, "one task per batch of at most 4 objects"
+    assert all(t.state.type.value == "COMPLETED" for t in batches)
+
+    # a warm rebuild through Prefect reuses every object
+    assert build_command(**{**args, "out": tmp_path / "warm"}) == EXIT_OK
+    assert manifests(tmp_path / "warm") == manifests(reference)
+    info = json.loads((tmp_path / "warm" / "release.json").read_text())
+    assert info["counts"]["discovered"] == 40
+
+
+def test_build_on_a_local_dask_cluster(prefect_harness, library, reference, tmp_path):
+    result = build_release(
+        BuildConfig(
+            sources=load_sources(library / "sources.yaml"),
+            out=tmp_path / "release",
+            version="test",
+            runner="dask",
+            workers=2,
+            batch_size=8,
+            live=False,
+        )
+    )
+    assert len(result.computed) == 40
+    assert manifests(tmp_path / "release") == manifests(reference)
