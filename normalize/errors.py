@@ -99,5 +99,17 @@ class MimicError(ModelError):
     code = "model.mimic"
 
 
+class MimicTargetError(MimicError):
+    """A joint mimics a joint that does not exist."""
+
+    code = "model.mimic_target"
+
+
+class MimicLoopError(MimicError):
+    """Mimic couplings that lead back to where they started."""
+
+    code = "model.mimic_loop"
+
+
 class InertialError(ModelError):
     code = "model.inertial"

@@ -27,6 +27,8 @@ from normalize.errors import (
     JointTypeError,
     LimitError,
     MimicError,
+    MimicLoopError,
+    MimicTargetError,
     NonFiniteError,
     RootError,
     UnknownLinkError,
@@ -338,7 +340,7 @@ class ArticulatedObject:
             if joint.mimic is None:
                 continue
             if joint.mimic.joint not in joint_names:
-                raise MimicError(
+                raise MimicTargetError(
                     f"mimics joint {joint.mimic.joint!r}, which does not exist",
                     element=f"joint {joint.name}",
                 )
@@ -346,7 +348,7 @@ class ArticulatedObject:
             current = by_name[joint.mimic.joint]
             while True:
                 if current.name in seen:
-                    raise MimicError(
+                    raise MimicLoopError(
                         "mimic chain loops: " + " -> ".join([*seen, current.name]),
                         element=f"joint {joint.name}",
                     )

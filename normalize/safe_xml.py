@@ -18,6 +18,7 @@ from normalize.changes import Change
 from normalize.errors import AssetError
 
 MAX_XML_BYTES = 64 * 1024 * 1024
+_EXTERNAL_ENTITY = re.compile(rb"<!ENTITY\s+(%\s*)?[^\s>]+\s+(SYSTEM|PUBLIC)\b")
 _ENCODING_DECLARATION = re.compile(rb"<\?xml[^>]*encoding=")
 _VERSION_DECLARATION = re.compile(rb"^(\s*<\?xml\s+version\s*=\s*)([\"'])([^\"']*)\2")
 
@@ -102,6 +103,13 @@ def parse_xml_bytes(
     if not data.strip():
         raise AssetError("file is empty", code="xml.empty", stage="parse", path=path)
     if b"<!ENTITY" in data:
+        if _EXTERNAL_ENTITY.search(data):
+            raise AssetError(
+                "XML declares an external entity (SYSTEM/PUBLIC); it is never resolved",
+                code="xml.external_entity",
+                stage="parse",
+                path=path,
+            )
         raise AssetError(
             "XML declares entities; entity expansion is not allowed",
             code="xml.entity",
@@ -123,9 +131,7 @@ def parse_xml_bytes(
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
         message = str(exc)
-        lowered = message.lower()
-        truncated = "premature end" in lowered or "end of data" in lowered or "not found" in lowered
-        code = "xml.truncated" if truncated else "xml.malformed"
+        code = "xml.truncated" if _fails_at_end(data, exc) else "xml.malformed"
         raise AssetError(
             f"XML is not well-formed: {message}", code=code, stage="parse", path=path
         ) from exc
@@ -136,6 +142,18 @@ def parse_xml_bytes(
     if root is None:
         raise AssetError("file holds no XML element", code="xml.empty", stage="parse", path=path)
     return root
+
+
+def _fails_at_end(data: bytes, exc: etree.XMLSyntaxError) -> bool:
+    """Whether the parser ran out of input (a truncated file) rather than met a bad construct."""
+    message = str(exc).lower()
+    if "premature end" in message:
+        return True
+    if "mismatch" in message or "extra content" in message:  # complete, but wrongly built
+        return False
+    lines = data.rstrip().split(b"\n")
+    line, column = exc.position
+    return line >= len(lines) and column >= len(lines[-1].decode("utf-8", "replace"))
 
 
 def parse_xml(

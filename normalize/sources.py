@@ -169,6 +169,17 @@ def load_sources(path: Path) -> list[SourceConfig]:
     return configs
 
 
+def entry_paths(source: SourceConfig, pattern: str) -> list[Path]:
+    """Every path matching the source's `entry` glob (else `pattern`) that the source selects,
+    sorted. Nothing is filtered by type: a directory named like an entry file or a symlink that
+    leaves the root is still a candidate, refused with its own code when loaded."""
+    try:
+        paths = sorted(source.path.glob(source.entry or pattern))
+    except OSError as exc:
+        raise source_unreadable(source, exc) from exc
+    return [p for p in paths if source.selects(p.relative_to(source.path).as_posix())]
+
+
 def overrides_file(path: Path) -> Path | None:
     """The category overrides file a sources file names (top-level `overrides`), if any."""
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}

@@ -6,7 +6,7 @@ cannot read faithfully with an `AssetError` naming the file and element:
 - XML problems (`xml.*`, `file.*`), a root element other than <robot> (`urdf.not_robot`), a
   missing required attribute or child (`urdf.missing`);
 - numbers that do not parse, e.g. '0.07,' or '$(optenv X 0)' (`parse.number`), NaN or infinite
-  values (`parse.non_finite`), vectors with the wrong count (`parse.vector`);
+  values (`parse.nan`, `parse.infinite`), vectors with the wrong count (`parse.vector`);
 - revolute or prismatic joints without <limit> (`joint.limits_missing`), lower > upper
   (`limits.reversed`, unless an allowance waives it: then swapped and recorded), unknown joint
   types (`joint.unsupported`), a Drake screw joint without `drake:screw_thread_pitch`
@@ -86,7 +86,7 @@ class _Reader:
                 return value
             raise self.error(
                 f"{what} is {token!r}: NaN and infinite values are not allowed",
-                "parse.non_finite",
+                "parse.nan" if math.isnan(value) else "parse.infinite",
                 element,
             )
         raise self.error(f"{what} {token!r} is not a number", "parse.number", element)
@@ -301,7 +301,7 @@ class _Reader:
         if (math.isinf(lower) or math.isinf(upper)) and (lower, upper) != (-math.inf, math.inf):
             raise self.error(
                 f"limits [{lower}, {upper}] are infinite on one side only",
-                "parse.non_finite",
+                "limits.one_sided",
                 element,
             )
         if lower > upper:

@@ -231,8 +231,8 @@ def test_bad_xml_is_refused(tmp_path, text, code):
             "parse.number",
             "joint j",
         ),
-        (hinge().replace('xyz="0 0 1" rpy', 'xyz="nan 0 1" rpy'), "parse.non_finite", "joint j"),
-        (hinge(inner='<limit lower="-inf" upper="1"/>'), "parse.non_finite", "joint j"),
+        (hinge().replace('xyz="0 0 1" rpy', 'xyz="nan 0 1" rpy'), "parse.nan", "joint j"),
+        (hinge(inner='<limit lower="-inf" upper="1"/>'), "parse.infinite", "joint j"),
         (hinge().replace('xyz="0 0 1" rpy', 'xyz="0 1" rpy'), "parse.vector", "joint j"),
         (
             hinge().replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 0"/>'),
@@ -327,12 +327,14 @@ def test_file_size_limit(tmp_path):
 
 def test_infinite_prismatic_limits_only_when_asked(tmp_path):
     text = two_links(hinge('type="prismatic"', '<limit lower="-inf" upper="inf"/>'))
-    assert refused(tmp_path, text).code == "parse.non_finite"
+    assert refused(tmp_path, text).code == "parse.infinite"
     obj, _ = read(tmp_path, text, infinite_limits=True)
     assert (obj.joint_map["j"].lower, obj.joint_map["j"].upper) == (-math.inf, math.inf)
 
 
-def test_discovery_skips_entry_files_that_leave_the_root(tmp_path):
+def test_entries_leaving_the_root_or_not_files_are_candidates_refused_on_load(tmp_path):
+    """Discovery accounts for every match; loading refuses what it must never read."""
+    from normalize.adapters import get_adapter
     from normalize.sources import SourceConfig, discover
 
     outside = tmp_path / "outside"
@@ -341,6 +343,14 @@ def test_discovery_skips_entry_files_that_leave_the_root(tmp_path):
     root = tmp_path / "root"
     (root / "sub").mkdir(parents=True)
     (root / "sub" / "real.urdf").write_text(two_links(hinge()))
+    (root / "folder.urdf").mkdir()
     os.symlink(outside / "robot.urdf", root / "escape.urdf")
     source = SourceConfig(name="lib", format="urdf", path=root, license="x")
-    assert [c.source_id for c in discover(source)] == ["sub/real"]
+    candidates = {c.source_id: c for c in discover(source)}
+    assert sorted(candidates) == ["escape", "folder", "sub/real"]
+    adapter = get_adapter("urdf")
+    assert adapter.load(candidates["sub/real"]).moving_joints
+    for source_id, code in (("escape", "path.symlink_escape"), ("folder", "file.is_directory")):
+        with pytest.raises(AssetError) as info:
+            adapter.load(candidates[source_id])
+        assert info.value.code == code

@@ -58,7 +58,7 @@ HOSTILE = {
             "m.urdf": '<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY x SYSTEM '
             '"file:///etc/passwd">]><robot name="&x;"><link name="a"/></robot>'
         },
-        "xml.entity",
+        "xml.external_entity",
     ),
     "mesh_dotdot": (
         {"m.urdf": robot(f'<link name="a">{mesh("../../../secret.obj")}</link>')},
@@ -87,11 +87,11 @@ HOSTILE = {
     ),
     "nan": (
         {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b", limit='lower="nan" upper="1"'))},
-        "parse.non_finite",
+        "parse.nan",
     ),
     "inf": (
         {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b", axis="inf 0 0"))},
-        "parse.non_finite",
+        "parse.infinite",
     ),
     "zero_axis": (
         {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b", axis="0 0 0"))},
@@ -130,7 +130,7 @@ HOSTILE = {
                 + joint("ac", "a", "c", extra='<mimic joint="ab"/>')
             )
         },
-        "model.mimic",
+        "model.mimic_loop",
     ),
     "sdf_closed_loop": ({"m.sdf": SDF_LOOP}, "model.closed_loop"),
     "unknown_joint_type": (

@@ -24,7 +24,7 @@ from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, 
 from normalize.multidof import decompose_joint
 from normalize.paths import confine, is_inside
 from normalize.safe_xml import parse_xml
-from normalize.sources import Candidate, SourceConfig, source_unreadable
+from normalize.sources import Candidate, SourceConfig, entry_paths
 from normalize.transforms import from_rotation_translation, invert
 
 DEFAULT_ENTRY = "**/*.xml"
@@ -40,13 +40,11 @@ def discover_xml_entries(source: SourceConfig, pattern: str, included_by) -> lis
     matching file includes. `included_by(path)` lists the files `path` includes (may raise
     AssetError: such a file is still a candidate, rejected when loaded)."""
     root = source.path
-    try:
-        files = sorted(p for p in root.glob(source.entry or pattern) if p.is_file())
-    except OSError as exc:
-        raise source_unreadable(source, exc) from exc
-    files = [p for p in files if source.selects(p.relative_to(root).as_posix())]
+    files = entry_paths(source, pattern)
     included: set[Path] = set()
     for path in files:
+        if not path.is_file() or not is_inside(path, root):
+            continue  # refused when loaded; never read outside the root
         try:
             included.update(Path(os.path.realpath(p)) for p in included_by(path))
         except AssetError:
@@ -67,9 +65,10 @@ def _include_targets(xml_file: Path, main_dir: Path, value: str) -> list[Path]:
     return out
 
 
-def _mjcf_includes(path: Path) -> list[Path]:
-    """Files `path` includes, directly or through its includes (for discovery)."""
-    return [p for p in scan_mjcf(path, path.parent.resolve(), check=False).files if p != path]
+def _mjcf_includes(path: Path, root: Path) -> list[Path]:
+    """Files `path` includes, directly or through its includes (for discovery; an include that
+    leaves the root raises AssetError and is never read)."""
+    return [p for p in scan_mjcf(path, root, assets=False).files if p != path]
 
 
 # ----------------------------------------------------------------------------- safety scan
@@ -82,10 +81,13 @@ class MjcfScan:
     root_tag: str = ""
 
 
-def scan_mjcf(entry: Path, root: Path, *, max_bytes: int | None = None, check=True) -> MjcfScan:
-    """Parse `entry` and its includes with the hardened parser; with `check`, refuse include
-    cycles (``mjcf.include_cycle``), references leaving `root` (``path.*``) and referenced files
-    above `max_bytes` (``file.too_large``)."""
+def scan_mjcf(
+    entry: Path, root: Path, *, max_bytes: int | None = None, assets: bool = True
+) -> MjcfScan:
+    """Parse `entry` and its includes with the hardened parser, refusing include cycles
+    (``mjcf.include_cycle``) and includes leaving `root` (``path.*``, never read); with `assets`,
+    also refuse asset references leaving `root` and referenced files above `max_bytes`
+    (``file.too_large``)."""
     entry = Path(entry)
     main_dir = entry.parent
     scan = MjcfScan()
@@ -103,8 +105,7 @@ def scan_mjcf(entry: Path, root: Path, *, max_bytes: int | None = None, check=Tr
                 path=str(xml_file),
                 element="include",
             )
-        if check:
-            confine(xml_file, root, referrer=str(chain[-1]) if chain else None)
+        confine(xml_file, root, referrer=str(chain[-1]) if chain else None)
         tree = parse_xml(xml_file, **kwargs)
         scan.root_tag = scan.root_tag or str(tree.tag)
         scan.files.append(xml_file)
@@ -115,14 +116,13 @@ def scan_mjcf(entry: Path, root: Path, *, max_bytes: int | None = None, check=Tr
                 continue
             targets = _include_targets(xml_file, main_dir, value)
             existing = [t for t in targets if t.is_file()]
-            if check:
-                for target in existing or targets[:1]:
-                    confine(target, root, referrer=str(xml_file), element=f"include {value}")
+            for target in existing or targets[:1]:
+                confine(target, root, referrer=str(xml_file), element=f"include {value}")
             if existing:
                 visit(existing[0], (*chain, real))
 
     visit(entry, ())
-    if not check:
+    if not assets:
         return scan
     dirs = {name: None for name in _DIR_ATTRIBUTES}
     for _, tree in trees:
@@ -641,10 +641,11 @@ class MjcfAdapter:
     format = "mjcf"
 
     def discover(self, source: SourceConfig) -> list[Candidate]:
-        return discover_xml_entries(source, DEFAULT_ENTRY, _mjcf_includes)
+        return discover_xml_entries(source, DEFAULT_ENTRY, lambda p: _mjcf_includes(p, source.path))
 
     def load(self, candidate: Candidate) -> ArticulatedObject:
         source = candidate.source
+        confine(candidate.path, source.path)
         scan = scan_mjcf(candidate.path, source.path, max_bytes=source.max_file_bytes)
         if scan.root_tag != "mujoco":
             raise AssetError(

@@ -26,6 +26,7 @@ from normalize.adapters.urdf import load_urdf_candidate
 from normalize.changes import Change
 from normalize.errors import AssetError
 from normalize.model import ArticulatedObject
+from normalize.paths import is_inside
 from normalize.safe_xml import read_limited
 from normalize.sources import Candidate, SourceConfig, source_unreadable
 
@@ -33,8 +34,17 @@ DEFAULT_ENTRY = "mobility.urdf"
 MAX_LABEL_BYTES = 4 * 1024 * 1024
 
 
-def _read_text(path: Path, notes: list[Change]) -> str | None:
+def _read_text(path: Path, root: Path, notes: list[Change]) -> str | None:
     if not path.is_file():
+        return None
+    if not is_inside(path, root):
+        notes.append(
+            Change(
+                "labels.unreadable",
+                f"{path.name} ignored: it leads outside the source root",
+                element=f"file {path.name}",
+            )
+        )
         return None
     try:
         return read_limited(path, MAX_LABEL_BYTES).decode("utf-8")
@@ -45,10 +55,10 @@ def _read_text(path: Path, notes: list[Change]) -> str | None:
         return None
 
 
-def read_labels(folder: Path, notes: list[Change]) -> dict:
+def read_labels(folder: Path, root: Path, notes: list[Change]) -> dict:
     """model_cat, anno_id and semantics of one object folder."""
     labels: dict = {"model_cat": None, "anno_id": None, "semantics": []}
-    text = _read_text(folder / "meta.json", notes)
+    text = _read_text(folder / "meta.json", root, notes)
     if text is not None:
         try:
             meta = json.loads(text)
@@ -60,7 +70,7 @@ def read_labels(folder: Path, notes: list[Change]) -> dict:
             notes.append(
                 Change("labels.unreadable", f"meta.json ignored: {exc}", element="file meta.json")
             )
-    text = _read_text(folder / "semantics.txt", notes)
+    text = _read_text(folder / "semantics.txt", root, notes)
     for line in (text or "").splitlines():
         parts = line.split(maxsplit=2)
         if len(parts) == 3:
@@ -97,7 +107,7 @@ class PartNetMobilityAdapter:
     def load(self, candidate: Candidate) -> ArticulatedObject:
         folder = candidate.path.parent
         notes: list[Change] = []
-        labels = read_labels(folder, notes)
+        labels = read_labels(folder, candidate.source.path, notes)
         variants = sorted(p.name for p in folder.glob("*.urdf") if p.name != candidate.path.name)
         labels.update(folder=folder.name, urdf=candidate.path.name, variants=variants)
         obj = load_urdf_candidate(candidate, candidate.path, labels)

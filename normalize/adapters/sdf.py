@@ -119,7 +119,7 @@ class _SdfReader:
         if _NON_FINITE.match(token):
             if math.isinf(float(token)):
                 return float(token)
-            raise self.error(f"{what} is NaN", "parse.non_finite", element, path)
+            raise self.error(f"{what} is NaN", "parse.nan", element, path)
         raise self.error(f"{what} {token!r} is not a number", "parse.number", element, path)
 
     def vector(self, text, n: int, what: str, element: str, path: Path) -> np.ndarray:
@@ -132,7 +132,7 @@ class _SdfReader:
                 path,
             )
         if not np.all(np.isfinite(values)):
-            raise self.error(f"{what} {text!r} is not finite", "parse.non_finite", element, path)
+            raise self.error(f"{what} {text!r} is not finite", "parse.infinite", element, path)
         return np.array(values, dtype=float)
 
     def scalar(self, node, tag, default, element, path) -> float:

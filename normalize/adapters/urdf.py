@@ -15,8 +15,8 @@ from pathlib import Path
 
 from normalize.adapters import register
 from normalize.model import ArticulatedObject, SourceInfo
-from normalize.paths import is_inside
-from normalize.sources import Candidate, SourceConfig, source_unreadable
+from normalize.paths import confine
+from normalize.sources import Candidate, SourceConfig, entry_paths
 from normalize.urdf import read_urdf
 
 DEFAULT_ENTRY = "**/*.urdf"
@@ -27,6 +27,7 @@ def load_urdf_candidate(candidate: Candidate, entry: Path, labels: dict) -> Arti
     source information, `labels` plus robot_name, and the reading changes in
     `source.extra["changes"]`."""
     source = candidate.source
+    confine(entry, source.path)
     changes: list = []
     allowance = source.allowance("limits.reversed", candidate.source_id)
     obj = read_urdf(
@@ -53,19 +54,10 @@ class UrdfAdapter:
     format = "urdf"
 
     def discover(self, source: SourceConfig) -> list[Candidate]:
-        try:
-            files = sorted(source.path.glob(source.entry or DEFAULT_ENTRY))
-        except OSError as exc:
-            raise source_unreadable(source, exc) from exc
-        candidates = []
-        for path in files:
-            if not path.is_file() or not is_inside(path, source.path):
-                continue
-            relative = path.relative_to(source.path).as_posix()
-            if source.selects(relative):
-                source_id = path.relative_to(source.path).with_suffix("").as_posix()
-                candidates.append(Candidate(source, source_id, path))
-        return candidates
+        return [
+            Candidate(source, path.relative_to(source.path).with_suffix("").as_posix(), path)
+            for path in entry_paths(source, DEFAULT_ENTRY)
+        ]
 
     def load(self, candidate: Candidate) -> ArticulatedObject:
         folder = candidate.path.parent.relative_to(candidate.source.path).as_posix()
