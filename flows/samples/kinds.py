@@ -360,7 +360,10 @@ def folding_chair(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
         back_rot,
         "backrest",
     )
-    pivot = np.array([0.0, seat_d / 2 - 0.06, round(seat_h * 0.6, 4)])
+    # The rear legs hinge on the front legs: the pivot lies on the front legs' line.
+    pivot_z = round(seat_h * 0.6, 4)
+    pivot_y = -seat_d / 2 - 0.05 + pivot_z / (seat_h + back_h) * (seat_d + 0.05)
+    pivot = np.array([0.0, round(pivot_y, 4), pivot_z])
     rear = b.link("rear_legs", "chair_leg")
     for x in (-1, 1):
         xs = x * (seat_w / 2 - 0.01)
