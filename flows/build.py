@@ -60,6 +60,7 @@ from normalize.sources import (  # noqa: E402
 )
 
 RUNNERS = ("thread", "dask", "local")
+MAX_BATCHES_PER_SOURCE = 64
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 
 
@@ -164,11 +165,14 @@ _POOL: WorkerPool | None = None  # the worker processes of the running build, if
 
 
 def plan_batches(candidates: list[Candidate], batch_size: int, workers: int) -> list[list]:
-    """Consecutive batches of at most `batch_size` objects, and at least `workers` batches
-    when there are enough objects, so that small sources still use every worker."""
+    """Consecutive batches of at most `batch_size` objects, at least `workers` batches when
+    there are enough objects (so small sources still use every worker), and at most
+    MAX_BATCHES_PER_SOURCE (a huge source gets bigger batches rather than thousands of task
+    runs, which the temporary Prefect server handles badly)."""
     if not candidates:
         return []
     n_batches = max(math.ceil(len(candidates) / batch_size), min(workers, len(candidates)))
+    n_batches = min(n_batches, MAX_BATCHES_PER_SOURCE)
     size = math.ceil(len(candidates) / n_batches)
     return [candidates[i : i + size] for i in range(0, len(candidates), size)]
 

@@ -238,6 +238,9 @@ def test_plan_batches():
     assert plan_batches(items, 3, 1) == [items[0:3], items[3:6], items[6:9], items[9:]]
     assert plan_batches(items[:1], 64, 4) == [[0]]
     assert plan_batches([], 64, 2) == []
+    many = list(range(20_000))
+    batches = plan_batches(many, 64, 2)
+    assert len(batches) == 64 and sum(len(b) for b in batches) == 20_000
 
 
 def command(library, out, **kwargs):

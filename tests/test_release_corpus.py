@@ -1,0 +1,90 @@
+"""A release build of the whole shared corpus (tests/corpus_sources.yaml), without Prefect:
+accounting per source, manifests valid against their schemas, every accepted URDF loads in
+yourdfpy with its meshes, and a warm rebuild gives byte-identical manifests."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yourdfpy
+
+import schemas
+from flows import release
+from flows.build import BuildConfig, build_release
+from flows.manifests import TABLES
+from normalize.sources import discover, load_sources
+
+pytestmark = pytest.mark.slow
+
+SOURCES = Path(__file__).resolve().parent / "corpus_sources.yaml"
+
+
+@pytest.fixture(scope="module")
+def corpus_release(corpus, tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus_release")
+    config = BuildConfig(
+        sources=load_sources(SOURCES),
+        out=root / "cold",
+        version="corpus",
+        runner="local",
+        workers=2,
+        cache_dir=root / "cache",
+        live=False,
+    )
+    cold = build_release(config)
+    config.out = root / "warm"
+    warm = build_release(config)
+    return root, cold, warm
+
+
+def test_accounting_per_source(corpus_release):
+    root, cold, _ = corpus_release
+    info = json.loads((root / "cold" / "release.json").read_text())
+    schemas.validate(info, "release")
+    rejects = pq.read_table(root / "cold" / "manifest" / "rejects.parquet").to_pylist()
+    objects = pq.read_table(root / "cold" / "manifest" / "objects.parquet").to_pylist()
+    for source, entry in zip(load_sources(SOURCES), info["sources"], strict=True):
+        assert entry["name"] == source.name
+        discovered = {c.object_id for c in discover(source)}
+        accepted = {o["object_id"] for o in objects if o["source"] == source.name}
+        rejected = {r["object_id"] for r in rejects if r["source"] == source.name}
+        assert entry["discovered"] == len(discovered) == entry["accepted"] + entry["rejected"]
+        assert accepted | rejected == discovered and not accepted & rejected, source.name
+    assert cold.internal_errors == []
+    assert all(r["stage"] and r["code"] and r["message"] for r in rejects)
+    assert len(objects) > len(rejects), "most of the real corpus is accepted"
+
+
+def test_manifests_validate_against_their_schemas(corpus_release):
+    root, _, _ = corpus_release
+    for table in TABLES:
+        for row in pq.read_table(root / "cold" / "manifest" / f"{table}.parquet").to_pylist():
+            schemas.validate(row, table)
+
+
+def test_every_accepted_urdf_loads_in_yourdfpy(corpus_release, caplog):
+    root, _, _ = corpus_release
+    out = root / "cold"
+    objects = pq.read_table(out / "manifest" / "objects.parquet").to_pylist()
+    with caplog.at_level(logging.WARNING, logger="yourdfpy"):
+        for row in objects:
+            urdf = yourdfpy.URDF.load(str(out / row["urdf_path"]), load_meshes=True)
+            assert urdf.validate(), row["object_id"]
+            moving = [j for j in urdf.robot.joints if j.type != "fixed"]
+            assert len(moving) == row["n_joints"], row["object_id"]
+    problems = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert problems == [], problems[:5]
+
+
+def test_warm_rebuild_gives_identical_manifests(corpus_release):
+    root, cold, warm = corpus_release
+    assert warm.cached == cold.info["counts"]["discovered"] and warm.computed == []
+    for table in TABLES:
+        name = f"manifest/{table}.parquet"
+        assert (root / "warm" / name).read_bytes() == (root / "cold" / name).read_bytes(), name
+    assert warm.content_hash == cold.content_hash
+    assert release.verify_checksums(root / "warm") == []
