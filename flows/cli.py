@@ -97,14 +97,20 @@ def build(
     ),
     out: Path = typer.Option(Path("release-demo"), "--out", help="Release folder."),
     version: str | None = typer.Option(
-        None, "--version", help="Release version (default: date-based)."
+        None, "--version", help="Release version (default: date-based, e.g. 2026.08.05)."
     ),
     previous: Path | None = typer.Option(
         None, "--previous", help="Earlier release to write the CHANGELOG against."
     ),
-    batch_size: int = typer.Option(64, "--batch-size", help="Objects per Prefect task."),
-    workers: int = typer.Option(2, "--workers", help="Parallel batches."),
-    runner: str = typer.Option("thread", "--runner", help="Task runner: thread or dask."),
+    batch_size: int = typer.Option(
+        64, "--batch-size", help="Objects per Prefect task (at most 64 tasks per source)."
+    ),
+    workers: int = typer.Option(
+        2, "--workers", help="Worker processes (thread runner) or Dask workers (local cluster)."
+    ),
+    runner: str = typer.Option(
+        "thread", "--runner", help="thread, dask, or local (the same build without Prefect)."
+    ),
     dask_address: str | None = typer.Option(
         None, "--dask-address", help="Address of an existing Dask scheduler (tcp://...)."
     ),
@@ -114,8 +120,17 @@ def build(
         help="Result cache folder (default: $ARENA_CACHE_DIR or the user cache).",
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompute every object."),
+    overrides: Path | None = typer.Option(
+        None,
+        "--overrides",
+        help="Curators' category overrides (default: the file the sources file names).",
+    ),
 ) -> None:
-    """Build a versioned release: ingest, normalize, verify, categorize and export manifests."""
+    """Build a versioned release: ingest, normalize, verify, categorize and export manifests.
+
+    OUT is written atomically: a failed build leaves an earlier release there untouched.
+    Exit codes: 0 built, 1 the build failed, 2 usage error, 3 another build is writing OUT.
+    """
     from flows.build import build_command
 
     raise typer.Exit(
@@ -130,6 +145,7 @@ def build(
             dask_address=dask_address,
             cache_dir=cache_dir,
             no_cache=no_cache,
+            overrides=overrides,
         )
     )
 
