@@ -321,3 +321,21 @@ def test_release_opens_in_pandas_pyarrow_duckdb_and_polars(demo_release):
         f"SELECT twist[1] FROM '{manifest / 'joints.parquet'}' ORDER BY object_id, joint_index"
     ).fetchone()[0]
     assert twist_x == joints.sort_values(["object_id", "joint_index"])["twist"].iloc[0][0]
+
+
+def test_category_override_recomputes_only_its_object(own_library, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    first = build_release(config(own_library, tmp_path / "r1", cache))
+    target = "sample_urdf__laptop_0012__laptop_0012"
+    assert target in first.computed
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text(f"version: 1\noverrides:\n  {target}: no_such_category\n")
+    args = dict(overrides=overrides, no_cache=False, cache_dir=cache)
+    assert command(own_library, tmp_path / "r2", **args) == EXIT_USAGE
+    assert "no_such_category" in capsys.readouterr().err
+    overrides.write_text(f"version: 1\noverrides:\n  {target}: refrigerator\n")
+    assert command(own_library, tmp_path / "r2", **args) == EXIT_OK
+    assert "39 objects reused from the cache" in capsys.readouterr().out
+    rows = pq.read_table(tmp_path / "r2" / "manifest" / "objects.parquet").to_pylist()
+    row = next(r for r in rows if r["object_id"] == target)
+    assert (row["category"], row["category_method"]) == ("refrigerator", "override")

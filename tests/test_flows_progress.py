@@ -1,0 +1,56 @@
+"""Build progress counters and the live table."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+import pytest
+from rich.console import Console
+
+from flows.progress import BuildProgress
+
+
+def test_counts_rate_and_eta():
+    progress = BuildProgress(live=False)
+    assert progress.eta() is None
+    progress.discovered("a", 10)
+    progress.discovered("b", 30)
+    progress.finished("a", accepted=7, rejected=3, cached=5)
+    total = progress.totals()
+    assert (total.discovered, total.done, total.accepted, total.rejected) == (40, 10, 7, 3)
+    rate, eta = progress.rate(), progress.eta()
+    assert rate > 0 and eta == pytest.approx(30 / rate, rel=0.2), "30 objects left at this rate"
+
+
+def test_updates_from_many_threads():
+    progress = BuildProgress(live=False)
+    progress.discovered("s", 4000)
+    threads = [
+        threading.Thread(target=lambda: [progress.finished("s", 1, 0) for _ in range(1000)])
+        for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert progress.totals().accepted == 4000
+
+
+def test_table_shows_every_source_and_totals():
+    progress = BuildProgress(live=False)
+    progress.discovered("partnet", 12)
+    progress.finished("partnet", accepted=10, rejected=2, cached=4)
+    progress.sources.setdefault("urdf", type(progress.sources["partnet"])())
+    buffer = io.StringIO()
+    Console(file=buffer, width=100).print(progress._render())
+    text = buffer.getvalue()
+    assert "partnet" in text and "12/12" in text and "urdf" in text and "0/?" in text
+    assert "12/12 objects" in text and "objects/s" in text
+
+
+def test_quiet_when_not_a_terminal(capsys):
+    with BuildProgress() as progress:  # stderr is captured: not a terminal
+        progress.discovered("a", 1)
+        progress.finished("a", 1, 0)
+    assert capsys.readouterr().err == ""
