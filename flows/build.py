@@ -152,8 +152,12 @@ class WorkerPool:
     def compute(self, misses: list[Candidate], settings: BatchSettings) -> list[dict]:
         with self._lock:
             if self._pool is None:
-                context = multiprocessing.get_context("spawn")
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
+                self._pool = ProcessPoolExecutor(
+                    self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=pipeline.exit_with_parent,
+                    initargs=(os.getpid(),),
+                )
         return self._pool.submit(pipeline.compute_batch, misses, settings).result()
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ import hashlib
 import logging
 import os
 import shutil
+import threading
 import time
 import traceback
 from collections.abc import Iterable
@@ -350,6 +351,18 @@ def process_candidate(
     else computed (and stored)."""
     hit = cached_outcome(candidate, settings, cache) if cache is not None else None
     return hit or computed_outcome(candidate, settings, cache)
+
+
+def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
+    """Worker-process initializer: end this process when the build process is gone (killed,
+    even by SIGKILL), instead of waiting forever on the pool's queue as an orphan."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def compute_batch(candidates: Iterable[Candidate], settings: BatchSettings) -> list[dict]:
