@@ -583,6 +583,23 @@ def demo_sources(cache_root: Path) -> Path:
     return folder / "sources.yaml"
 
 
+def category_overrides_for(configs: list[SourceConfig], path: Path | None) -> dict[str, str]:
+    """The curators' overrides file (object_id -> category), after checking that it and every
+    source's own `overrides` name categories of the taxonomy (a TaxonomyError otherwise)."""
+    from taxonomy import TaxonomyError, load_overrides, load_taxonomy
+
+    taxonomy = load_taxonomy()
+    for source in configs:
+        unknown = sorted(set(source.overrides.values()) - set(taxonomy.categories))
+        if unknown:
+            raise TaxonomyError(
+                f"source {source.name!r} overrides name categories not in taxonomy "
+                f"{taxonomy.version}: {', '.join(unknown)}",
+                code="overrides.unknown_category",
+            )
+    return load_overrides(path, taxonomy) if path is not None else {}
+
+
 def build_command(
     *,
     sources: Path | None,
@@ -610,12 +627,7 @@ def build_command(
         sources = demo_sources(cache_root)
     try:
         configs = load_sources(sources)
-        overrides_path = overrides or overrides_file(sources)
-        category_overrides = {}
-        if overrides_path is not None:
-            from taxonomy.data import load_overrides
-
-            category_overrides = load_overrides(overrides_path)
+        category_overrides = category_overrides_for(configs, overrides or overrides_file(sources))
         if previous is not None:
             release.read_release(previous)
         release.check_out(out)

@@ -58,20 +58,15 @@ def scheduled_release(sources: str, out_root: str, workers: int = 2) -> str:
     root = Path(out_root)
     root.mkdir(parents=True, exist_ok=True)
     version = next_version(root)
-    overrides_path = overrides_file(Path(sources))
-    overrides = {}
-    if overrides_path is not None:
-        from taxonomy import load_overrides
-
-        overrides = load_overrides(overrides_path)
+    configs = load_sources(Path(sources))
     config = BuildConfig(
-        sources=load_sources(Path(sources)),
+        sources=configs,
         out=root / version,
         version=version,
         previous=latest_release(root),
         workers=workers,
         cache_dir=default_cache_dir(),
-        overrides=overrides,
+        overrides=build.category_overrides_for(configs, overrides_file(Path(sources))),
         live=False,
     )
     result = build.build_flow(config, time.perf_counter())

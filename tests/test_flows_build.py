@@ -275,6 +275,15 @@ def test_command_usage_errors(library, tmp_path, capsys):
     assert command(library, precious) == EXIT_USAGE
     assert (precious / "notes.txt").read_text() == "keep me"
     assert command(library, tmp_path / "o", batch_size=0) == EXIT_USAGE
+    data = yaml.safe_load((library / "sources.yaml").read_text())
+    for entry in data["sources"]:
+        entry["path"] = str(library / entry["path"])
+    data["sources"][0]["overrides"] = {"anything": "not_a_category"}
+    bad_overrides = tmp_path / "overrides_sources.yaml"
+    bad_overrides.write_text(yaml.safe_dump(data))
+    assert command(library, tmp_path / "o", sources=bad_overrides) == EXIT_USAGE
+    assert "not_a_category" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
 
 
 def test_command_refuses_a_locked_out_and_builds_otherwise(library, tmp_path, capsys):
