@@ -101,6 +101,8 @@ class SourceRun:
 
 @dataclass
 class BuildResult:
+    """What a finished build wrote (`info` is its release.json) and how long each part took."""
+
     out: Path
     version: str
     content_hash: str

@@ -1,10 +1,10 @@
 """Per-object processing of a build: normalize -> verify -> categorize -> manifest rows.
 
-Plain functions that run without Prefect: the build flow calls `process_batch` once per task,
-tests and `arena validate` can call `process_candidate` directly. Each object's outcome is a
-JSON-friendly dict (its manifest rows, or its rejection) and is cached by content
-(`flows.cache`): the key is the object's identity (`object_identity`) plus the sha256 of every
-file it read.
+Plain functions that run without Prefect: the build flow calls `process_batch` once per task
+(worker processes run `compute_batch` on the cache misses); tests call `process_candidate`.
+Each object's outcome is a JSON-friendly dict (its manifest rows, or its rejection) and is
+cached by content (`flows.cache`): the key is the object's identity (`object_identity`) plus
+the sha256 of every file it read.
 
 Outcome dict: object_id, source, source_id, source_path, accepted (bool), rows (objects, joints,
 links, review: lists of row dicts; empty when rejected), reject (a rejects row or None), files
