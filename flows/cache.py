@@ -86,15 +86,21 @@ def entry_key(identity: str, inputs: dict[str, str]) -> str:
     return sha256_hex(canonical_json({"identity": identity, "inputs": inputs}))
 
 
+READ_ONLY = 0o444
+
+
 def link_or_copy(source: Path, target: Path) -> None:
     """Hard-link `source` to `target` (cheap, same bytes on disk), or copy it when the two are
-    on different file systems. Files are never modified in place, so sharing them is safe; a
-    shared file that is damaged anyway fails its digest on the next lookup."""
+    on different file systems, and make the file read-only: a cached file may be shared by the
+    cache and several releases, so an edit in place (which some editors do on hard-linked
+    files) must not silently change them all. A shared file damaged anyway fails its digest on
+    the next lookup and is recomputed."""
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(source, target)
     except OSError:
         shutil.copyfile(source, target)
+    os.chmod(target, READ_ONLY)
 
 
 @dataclass

@@ -151,6 +151,8 @@ def test_corrupted_cache_entries_are_recomputed(own_library, tmp_path):
     cache = tmp_path / "cache"
     first = build_release(config(own_library, tmp_path / "r1", cache))
     entries = sorted((cache / "v1" / "entries").glob("*/*/files/*.urdf"))
+    assert entries[0].stat().st_mode & 0o777 == 0o444, "shared files are read-only"
+    entries[0].chmod(0o644)
     entries[0].write_text("<robot name='tampered'/>")  # hard-linked: the release sees it too
     jsons = sorted((cache / "v1" / "entries").glob("*/*/entry.json"))
     jsons[1].write_bytes(jsons[1].read_bytes()[:100])  # truncated

@@ -78,6 +78,8 @@ def test_corrupted_entry_is_detected_and_discarded(setup, damage):
     folder = entry_dir(cache, "id1", inputs)
     mesh = folder / "files" / "meshes" / "m.obj"
     entry = folder / "entry.json"
+    assert mesh.stat().st_mode & 0o777 == 0o444, "stored files are read-only"
+    mesh.chmod(0o644)  # tampering starts by making it writable
     if damage == "truncate_file":
         mesh.write_bytes(mesh.read_bytes()[:10])
     elif damage == "flip_byte":
