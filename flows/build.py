@@ -5,7 +5,8 @@ The build reads like a table of contents:
     build_flow (one Prefect flow per build)
       for each source: source_flow (a subflow)
         discover_task           every candidate of the source
-        batch_task x B          one task per batch: normalize -> verify -> categorize -> rows
+        (cache lookups)         objects whose inputs did not change are taken from the cache
+        batch_task x B          one task per batch of the others: normalize, verify, categorize
       assemble                  manifests, split/eval200, release.json, CHANGELOG, card, checksums
       publish                   rename the staging folder to --out
 
@@ -46,7 +47,7 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settin
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
 from flows import manifests, pipeline, release  # noqa: E402
-from flows.cache import canonical_json, default_cache_dir, sha256_hex  # noqa: E402
+from flows.cache import ObjectCache, canonical_json, default_cache_dir, sha256_hex  # noqa: E402
 from flows.pipeline import BatchSettings  # noqa: E402
 from flows.progress import BuildProgress  # noqa: E402
 from flows.selection import EvalCandidate, select_eval, split_of  # noqa: E402
@@ -61,6 +62,7 @@ from normalize.sources import (  # noqa: E402
 
 RUNNERS = ("thread", "dask", "local")
 MAX_BATCHES_PER_SOURCE = 64
+LOOKUP_THREADS = 4  # threads hashing files for cache lookups
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 
 
@@ -183,11 +185,27 @@ def plan_batches(candidates: list[Candidate], batch_size: int, workers: int) -> 
     return [candidates[i : i + size] for i in range(0, len(candidates), size)]
 
 
+def split_cached(
+    candidates: list[Candidate], settings: BatchSettings, threads: int
+) -> tuple[list[dict], list[Candidate]]:
+    """(outcomes found in the cache, candidates to compute). Lookups only read and hash files,
+    so a few threads overlap them; cached objects never become Prefect tasks."""
+    if settings.cache_dir is None:
+        return [], list(candidates)
+    cache = ObjectCache(settings.cache_dir)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        found = list(pool.map(lambda c: pipeline.cached_outcome(c, settings, cache), candidates))
+    hits = [o for o in found if o is not None]
+    misses = [c for c, o in zip(candidates, found, strict=True) if o is None]
+    return hits, misses
+
+
 def run_batch(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
-    """One batch: cache lookups here, the misses in the build's worker processes when it has
-    them (else here too)."""
-    compute = _POOL.compute if _POOL is not None else pipeline.compute_batch
-    return pipeline.process_batch(batch, settings, compute=compute)
+    """Compute one batch of cache misses: in the build's worker processes when it has them,
+    else here (a Dask worker, or a build with one worker)."""
+    if _POOL is not None:
+        return _POOL.compute(batch, settings)
+    return pipeline.compute_batch(batch, settings)
 
 
 @contextlib.contextmanager
@@ -242,15 +260,16 @@ def batch_task(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
 def source_flow(
     source: SourceConfig, settings: BatchSettings, config: BuildConfig, progress: BuildProgress
 ) -> SourceRun:
-    """Discover one source and process its batches in parallel tasks."""
+    """Discover one source, take what the cache has, compute the rest in parallel tasks."""
     started = time.perf_counter()
     candidates = discover_task(source)
     progress.discovered(source.name, len(candidates))
+    outcomes, misses = split_cached(candidates, settings, LOOKUP_THREADS)
+    _count(progress, source, outcomes)
     futures = [
         batch_task.submit(batch, settings)
-        for batch in plan_batches(candidates, config.batch_size, config.workers)
+        for batch in plan_batches(misses, config.batch_size, config.workers)
     ]
-    outcomes = []
     for future in as_completed(futures):
         batch = future.result()
         _count(progress, source, batch)
@@ -292,8 +311,9 @@ def _run_source_local(source, settings, config, progress) -> SourceRun:
     started = time.perf_counter()
     candidates = _discover(source)
     progress.discovered(source.name, len(candidates))
-    outcomes = []
-    batches = plan_batches(candidates, config.batch_size, config.workers)
+    outcomes, misses = split_cached(candidates, settings, LOOKUP_THREADS)
+    _count(progress, source, outcomes)
+    batches = plan_batches(misses, config.batch_size, config.workers)
     with ThreadPoolExecutor(max_workers=config.workers) as threads:
         for batch in threads.map(lambda b: run_batch(b, settings), batches):
             _count(progress, source, batch)

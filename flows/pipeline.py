@@ -1,10 +1,11 @@
 """Per-object processing of a build: normalize -> verify -> categorize -> manifest rows.
 
-Plain functions that run without Prefect: the build flow calls `process_batch` once per task
-(worker processes run `compute_batch` on the cache misses); tests call `process_candidate`.
-Each object's outcome is a JSON-friendly dict (its manifest rows, or its rejection) and is
-cached by content (`flows.cache`): the key is the object's identity (`object_identity`) plus
-the sha256 of every file it read.
+Plain functions that run without Prefect: the build takes each object from the cache
+(`cached_outcome`) when nothing it depends on changed, and computes the others in batches
+(`compute_batch`, one Prefect task per batch, run in worker processes; `computed_outcome` for
+one object). Each object's outcome is a JSON-friendly dict (its manifest rows, or its
+rejection), cached by content (`flows.cache`): the key is the object's identity
+(`object_identity`) plus the sha256 of every file it read.
 
 Outcome dict: object_id, source, source_id, source_path, accepted (bool), rows (objects, joints,
 links, review: lists of row dicts; empty when rejected), reject (a rejects row or None), files
@@ -344,15 +345,6 @@ def computed_outcome(
     }
 
 
-def process_candidate(
-    candidate: Candidate, settings: BatchSettings, cache: ObjectCache | None = None
-) -> dict:
-    """The outcome of one candidate: from the cache when nothing it depends on changed,
-    else computed (and stored)."""
-    hit = cached_outcome(candidate, settings, cache) if cache is not None else None
-    return hit or computed_outcome(candidate, settings, cache)
-
-
 def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
     """Worker-process initializer: end this process when the build process is gone (killed,
     even by SIGKILL), instead of waiting forever on the pool's queue as an orphan."""
@@ -369,16 +361,3 @@ def compute_batch(candidates: Iterable[Candidate], settings: BatchSettings) -> l
     """Compute (never look up) a batch; what worker processes run for the cache misses."""
     cache = _open_cache(settings)
     return [computed_outcome(c, settings, cache) for c in candidates]
-
-
-def process_batch(
-    candidates: Iterable[Candidate], settings: BatchSettings, compute=compute_batch
-) -> list[dict]:
-    """Outcomes of a batch, in order (one Prefect task runs one batch): cache lookups here,
-    the misses through `compute(misses, settings)` (e.g. in a worker process)."""
-    candidates = list(candidates)
-    cache = _open_cache(settings)
-    outcomes = [cached_outcome(c, settings, cache) if cache else None for c in candidates]
-    misses = [c for c, o in zip(candidates, outcomes, strict=True) if o is None]
-    computed = iter(compute(misses, settings) if misses else [])
-    return [o if o is not None else next(computed) for o in outcomes]
