@@ -59,6 +59,7 @@ from normalize.sources import (  # noqa: E402
     load_sources,
     overrides_file,
 )
+from taxonomy import UNASSIGNED_SUPERCATEGORY  # noqa: E402
 
 RUNNERS = ("thread", "dask", "local")
 MAX_BATCHES_PER_SOURCE = 64
@@ -460,7 +461,8 @@ def assemble(
                 r["object_id"], r["category"], r["supercategory"], r["status"], r["n_joints"]
             )
             for r in tables["objects"]
-        ]
+        ],
+        last={UNASSIGNED_SUPERCATEGORY},
     )
     tables["objects"] = [
         {**r, "split": split_of(r["object_id"]), "eval200": r["object_id"] in eval_ids}

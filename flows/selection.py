@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 SPLIT_FRACTIONS = (("train", 0.8), ("val", 0.1), ("test", 0.1))
@@ -43,15 +43,24 @@ class EvalCandidate:
     n_joints: int = 1
 
 
-def select_eval(objects: Sequence[EvalCandidate], size: int = EVAL_SIZE) -> set[str]:
+def select_eval(
+    objects: Sequence[EvalCandidate], size: int = EVAL_SIZE, last: Collection[str] = ()
+) -> set[str]:
     """A deterministic evaluation set of `size` objects (all of them when there are fewer).
 
     Picks, in this order: one object of every supercategory; one object of every category not
     yet covered (supercategories taken in turn, so that when slots run out the covered categories
     are spread across supercategories); then the rest in turns over supercategories. Within a
     group, objects with moving joints and status "pass" come first, then a stable hash of the
-    object id decides, so adding an unrelated object rarely changes the selection.
+    object id decides, so adding an unrelated object rarely changes the selection. Objects of
+    the supercategories in `last` (e.g. the taxonomy's "Unassigned") are chosen only when the
+    others do not fill the set.
     """
+    main = [o for o in objects if o.supercategory not in last]
+    if len(main) < len(objects) and len(main) <= size:
+        rest = [o for o in objects if o.supercategory in last]
+        return {o.object_id for o in main} | select_eval(rest, size - len(main))
+    objects = main
     if len(objects) <= size:
         return {o.object_id for o in objects}
 

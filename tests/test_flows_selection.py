@@ -76,3 +76,13 @@ def test_eval_takes_everything_when_small():
     objects = library(n_super=2)[:50]
     assert select_eval(objects) == {o.object_id for o in objects}
     assert select_eval([]) == set()
+
+
+def test_unassigned_objects_are_chosen_last():
+    objects = library(n_super=6)
+    unassigned = [EvalCandidate(f"u{i}", "unassigned", "Unassigned", n_joints=3) for i in range(50)]
+    chosen = select_eval(objects + unassigned, last={"Unassigned"})
+    assert len(chosen) == 200 and not any(i.startswith("u") for i in chosen)
+    few = objects[:150]
+    chosen = select_eval(few + unassigned, last={"Unassigned"})
+    assert {o.object_id for o in few} <= chosen and len(chosen) == 200, "filled with the rest"
