@@ -47,29 +47,50 @@ def _sibling(out: Path, suffix: str) -> Path:
     return out.parent / f".{out.name}.{suffix}"
 
 
+def _acquire(lock_path: Path) -> int | None:
+    """An open descriptor of `lock_path` holding its flock, or None when another process holds
+    it. Retries when the file was removed by a finishing build between open and lock."""
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        try:
+            if os.stat(lock_path).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # we locked a file that is no longer the lock file: try again
+
+
 @contextlib.contextmanager
 def build_lock(out: Path) -> Iterator[None]:
     """Hold the lock of output folder `out` for the duration of the block, or raise
-    `BuildLocked` naming the build that holds it."""
+    `BuildLocked` naming the build that holds it. The lock file is removed when the block ends
+    (a killed build leaves it behind, unlocked, and the next build reuses it)."""
     out = Path(out).absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
     lock_path = _sibling(out, "lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = Path(lock_path).read_text(errors="replace").strip() or "unknown process"
-        os.close(fd)
+    fd = _acquire(lock_path)
+    if fd is None:
+        try:
+            holder = lock_path.read_text(errors="replace").strip() or "unknown process"
+        except OSError:
+            holder = "unknown process"
         raise BuildLocked(
             f"another build is already writing {out} ({holder}); wait for it to finish or "
             "choose another --out"
-        ) from None
+        )
     try:
         os.ftruncate(fd, 0)
         started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}, since {started}\n".encode())
         yield
     finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock_path)  # while still holding it: see _acquire
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 

@@ -35,6 +35,7 @@ def test_second_lock_on_the_same_out_refuses(tmp_path):
             pass
     with build_lock(out):  # released after the block
         pass
+    assert list(tmp_path.iterdir()) == [], "the lock file is removed with the lock"
 
 
 def test_lock_held_by_another_process_and_released_when_it_dies(tmp_path):
