@@ -235,7 +235,7 @@ def test_rankings_and_means_match_hand_computation(ranked):
     assert methods["exact"]["coverage"]["gen"] == n
     assert methods["large"]["coverage"]["gen"] == n - 2
     assert methods["large"]["scores"]["gen"]["mean"] == pytest.approx(100.0 * (n - 2) / n)
-    assert methods["large"]["failures"] == {"prediction.missing": 1, "xml.malformed": 1}
+    assert methods["large"]["failures"] == {"prediction.missing": 1, "xml.truncated": 1}
     assert methods["ambiguous"]["failures"] == {
         "prediction.ambiguous": 1,
         "prediction.missing": n - 1,

@@ -21,6 +21,7 @@ from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError
 from normalize.meshes import MESH_SUFFIXES
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic, SourceInfo
+from normalize.mujoco_warnings import captured
 from normalize.multidof import decompose_joint
 from normalize.paths import confine, is_inside
 from normalize.safe_xml import parse_xml
@@ -593,9 +594,9 @@ def model_to_object(model, candidate: Candidate, changes=()) -> ArticulatedObjec
     return ArticulatedObject(model_name, build.links, list(kept.values()), info)
 
 
-def compile_mjcf(path: Path):
+def compile_mjcf(path: Path, warnings: list[str] | None = None):
     """(spec, model): MuJoCo's parsed and compiled model of `path`; MuJoCo's errors become
-    ``mjcf.compile``."""
+    ``mjcf.compile``, its warnings are appended to `warnings`."""
     try:
         mujoco = _mj()
     except ImportError as exc:  # the mujoco package is an optional dependency
@@ -606,8 +607,9 @@ def compile_mjcf(path: Path):
             path=str(path),
         ) from exc
     try:
-        spec = mujoco.MjSpec.from_file(str(path))
-        return spec, spec.compile()
+        with captured(mujoco) as caught:
+            spec = mujoco.MjSpec.from_file(str(path))
+            model = spec.compile()
     except ValueError as exc:
         raise AssetError(
             f"MuJoCo cannot compile the model: {exc}",
@@ -615,6 +617,9 @@ def compile_mjcf(path: Path):
             stage="parse",
             path=str(path),
         ) from exc
+    if warnings is not None:
+        warnings.extend(caught)
+    return spec, model
 
 
 def _axis_changes(spec, joint_names) -> list[Change]:
@@ -654,12 +659,19 @@ class MjcfAdapter:
                 stage="parse",
                 path=str(candidate.path),
             )
-        spec, model = compile_mjcf(candidate.path)
+        warned: list[str] = []
+        spec, model = compile_mjcf(candidate.path, warned)
         for used in model.paths.split(b"\0"):
             if used and not is_inside(Path(used.decode()), source.path):
                 confine(Path(used.decode()), source.path, referrer=str(candidate.path))
         try:
-            return model_to_object(model, candidate, _axis_changes(spec, mujoco_names(model)[1]))
+            changes = _axis_changes(spec, mujoco_names(model)[1]) + [
+                Change(
+                    "mjcf.warning", f"MuJoCo warned: {text}", element=f"file {candidate.path.name}"
+                )
+                for text in warned
+            ]
+            return model_to_object(model, candidate, changes)
         except AssetError as exc:
             exc.path = exc.path or str(candidate.path)
             raise

@@ -22,12 +22,12 @@ joints are compared as written, a rotational joint and a prismatic mimic followe
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from lxml import etree
 
 from normalize.helical import split_helical
+from normalize.mujoco_warnings import captured
 from verify.checks import Context, single
 from verify.report import CheckResult
 
@@ -93,8 +93,7 @@ def run(ctx: Context) -> list[CheckResult]:
     skip = ctx.notes.get("few_vertices", set())
     text = mujoco_text(ctx.result.urdf_path, ctx.folder, skip)
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with captured(mujoco) as caught:
             spec = mujoco.MjSpec.from_string(text.decode("utf-8"))
             for mesh in spec.meshes:
                 mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
@@ -114,7 +113,7 @@ def run(ctx: Context) -> list[CheckResult]:
         ]
     note = f"; left out {len(skip)} mesh(es) with fewer than 4 vertices" if skip else ""
     if caught:
-        shown = "; ".join(str(w.message).strip() for w in caught[:3])
+        shown = "; ".join(caught[:3])
         more = f" (and {len(caught) - 3} more)" if len(caught) > 3 else ""
         note += f"; MuJoCo warned: {shown}{more}"
     out = [
