@@ -3,10 +3,11 @@
 The build reads like a table of contents:
 
     build_flow (one Prefect flow per build)
-      for each source: source_flow (a subflow)
-        discover_task           every candidate of the source
+      for each source:
+        discover                every candidate of the source
         (cache lookups)         objects whose inputs did not change are taken from the cache
-        batch_task x B          one task per batch of the others: normalize, verify, categorize
+        source_flow (a subflow, only when something is left to compute)
+          batch_task x B        one task per batch of the others: normalize, verify, categorize
       assemble                  manifests, split/eval200, release.json, CHANGELOG, card, checksums
       publish                   rename the staging folder to --out
 
@@ -225,13 +226,22 @@ def worker_pool(config: BuildConfig):
         _POOL = None
 
 
+DISCOVERY_ATTEMPTS = 3
+
+
 def _discover(source: SourceConfig) -> list[Candidate]:
     """Every candidate of a source; a source that cannot be read fails the build (a release
     silently missing a whole library would be worse than no new release)."""
     if not source.path.is_dir():
         raise BuildError(f"source {source.name!r}: folder {source.path} does not exist")
     try:
-        return discover(source)
+        for attempt in range(DISCOVERY_ATTEMPTS):
+            try:
+                return discover(source)
+            except OSError:
+                if attempt + 1 == DISCOVERY_ATTEMPTS:
+                    raise
+                time.sleep(1.0)  # transient I/O (network file systems): try again
     except OSError as exc:
         raise BuildError(
             f"source {source.name!r}: cannot read {source.path}: {exc.strerror or exc}"
@@ -247,11 +257,6 @@ def _count(progress: BuildProgress, source: SourceConfig, outcomes: list[dict]) 
 
 
 # --------------------------------------------------------------------------- Prefect
-@task(name="discover", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
-def discover_task(source: SourceConfig) -> list[Candidate]:
-    return _discover(source)
-
-
 @task(name="batch", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
 def batch_task(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
     return run_batch(batch, settings)
@@ -259,25 +264,23 @@ def batch_task(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
 
 @flow(name="arena-source", validate_parameters=False)
 def source_flow(
-    source: SourceConfig, settings: BatchSettings, config: BuildConfig, progress: BuildProgress
-) -> SourceRun:
-    """Discover one source, take what the cache has, compute the rest in parallel tasks."""
-    started = time.perf_counter()
-    candidates = discover_task(source)
-    progress.discovered(source.name, len(candidates))
-    outcomes, misses = split_cached(candidates, settings, LOOKUP_THREADS)
-    _count(progress, source, outcomes)
+    source: SourceConfig,
+    misses: list[Candidate],
+    settings: BatchSettings,
+    config: BuildConfig,
+    progress: BuildProgress,
+) -> list[dict]:
+    """Compute the objects of one source that the cache does not have, in parallel tasks."""
     futures = [
         batch_task.submit(batch, settings)
         for batch in plan_batches(misses, config.batch_size, config.workers)
     ]
+    outcomes: list[dict] = []
     for future in as_completed(futures):
         batch = future.result()
         _count(progress, source, batch)
         outcomes.extend(batch)
-    return SourceRun(
-        source, [c.object_id for c in candidates], outcomes, time.perf_counter() - started
-    )
+    return outcomes
 
 
 def _task_runner(config: BuildConfig, dask_address: str | None):
@@ -293,35 +296,48 @@ def build_flow(config: BuildConfig, called: float, dask_address: str | None = No
     """One release build: a subflow per source, then the release assembly."""
 
     def run_sources(settings, progress) -> list[SourceRun]:
-        runs = []
-        for source in config.sources:
+        def compute(source: SourceConfig, misses: list[Candidate]) -> list[dict]:
             runner = _task_runner(config, dask_address)
             subflow = source_flow.with_options(name=f"source-{source.name}", task_runner=runner)
             # A subflow runs inside this flow's process, whose heartbeat already shows it is
             # alive; a subflow's own heartbeat thread costs up to a second when it ends
             # (measured: most of Prefect's time in a warm build of the corpus).
             with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-                runs.append(subflow(source, settings, config, progress))
-        return runs
+                return subflow(source, misses, settings, config, progress)
+
+        return [run_source(s, settings, progress, compute) for s in config.sources]
 
     return _build(config, run_sources, called)
 
 
-# --------------------------------------------------------------------------- without Prefect
-def _run_source_local(source, settings, config, progress) -> SourceRun:
+def run_source(source: SourceConfig, settings: BatchSettings, progress: BuildProgress, compute):
+    """Discover one source, take what the cache has and `compute(source, misses)` the rest (a
+    Prefect subflow, or threads without Prefect); a fully cached source computes nothing."""
     started = time.perf_counter()
     candidates = _discover(source)
     progress.discovered(source.name, len(candidates))
     outcomes, misses = split_cached(candidates, settings, LOOKUP_THREADS)
     _count(progress, source, outcomes)
-    batches = plan_batches(misses, config.batch_size, config.workers)
-    with ThreadPoolExecutor(max_workers=config.workers) as threads:
-        for batch in threads.map(lambda b: run_batch(b, settings), batches):
-            _count(progress, source, batch)
-            outcomes.extend(batch)
+    if misses:
+        outcomes.extend(compute(source, misses))
     return SourceRun(
         source, [c.object_id for c in candidates], outcomes, time.perf_counter() - started
     )
+
+
+def _compute_local(config: BuildConfig, settings: BatchSettings, progress: BuildProgress):
+    """Compute cache misses in threads (each hands its batch to the worker pool), no Prefect."""
+
+    def compute(source: SourceConfig, misses: list[Candidate]) -> list[dict]:
+        outcomes: list[dict] = []
+        batches = plan_batches(misses, config.batch_size, config.workers)
+        with ThreadPoolExecutor(max_workers=config.workers) as threads:
+            for batch in threads.map(lambda b: run_batch(b, settings), batches):
+                _count(progress, source, batch)
+                outcomes.extend(batch)
+        return outcomes
+
+    return compute
 
 
 # --------------------------------------------------------------------------- the build
@@ -368,7 +384,8 @@ def build_release(config: BuildConfig) -> BuildResult:
     if config.runner == "local":
 
         def run_sources(settings, progress) -> list[SourceRun]:
-            return [_run_source_local(s, settings, config, progress) for s in config.sources]
+            compute = _compute_local(config, settings, progress)
+            return [run_source(s, settings, progress, compute) for s in config.sources]
 
         return _build(config, run_sources, called)
     if config.runner == "dask" and config.dask_address is None:

@@ -1,12 +1,14 @@
 """MuJoCo's warnings go to the caller instead of a MUJOCO_LOG.TXT file in the working directory.
 
 MuJoCo's default warning handler appends to MUJOCO_LOG.TXT in the current directory, which would
-write outside a build's output folder. `captured()` collects them for the code that compiled.
+write outside a build's output folder, and its Python bindings raise some warnings (e.g. from
+the OBJ decoder) as Python warnings. `captured()` collects both for the code that compiled.
 """
 
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterator
 from contextvars import ContextVar
 
@@ -27,6 +29,9 @@ def captured(mujoco) -> Iterator[list[str]]:
     collected: list[str] = []
     token = _collected.set(collected)
     try:
-        yield collected
+        with warnings.catch_warnings(record=True) as raised:
+            warnings.simplefilter("always")
+            yield collected
+        collected.extend(str(w.message).strip() for w in raised)
     finally:
         _collected.reset(token)

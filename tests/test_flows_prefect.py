@@ -89,11 +89,16 @@ def test_build_flow_through_the_command_line(prefect_harness, library, reference
     assert len(batches) >= 40 / 4, "one task per batch of at most 4 objects"
     assert all(t.state.type.value == "COMPLETED" for t in batches)
 
-    # a warm rebuild through Prefect reuses every object
+    # a warm rebuild through Prefect reuses every object: no source has work, so no subflow
+    seen |= {r.id for group in runs.values() for r in group}
     assert build_command(**{**args, "out": tmp_path / "warm"}) == EXIT_OK
     assert manifests(tmp_path / "warm") == manifests(reference)
     info = json.loads((tmp_path / "warm" / "release.json").read_text())
     assert info["counts"]["discovered"] == 40
+    runs, _ = recorded_runs()
+    new = {name: [r for r in group if r.id not in seen] for name, group in runs.items()}
+    assert [r.state.type.value for r in new["arena-build"]] == ["COMPLETED"]
+    assert not any(new.get(f"source-{name}") for name in sources)
 
 
 def test_build_on_a_local_dask_cluster(prefect_harness, library, reference, tmp_path):
