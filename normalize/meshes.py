@@ -39,7 +39,7 @@ from normalize import inputs
 from normalize.changes import Change
 from normalize.errors import AssetError
 from normalize.model import Geometry
-from normalize.paths import is_inside
+from normalize.paths import is_inside, resolve_reference
 
 MESH_DENSITY = 1000.0  # kg/m^3, water: the uniform density of computed inertials
 SHELL_THICKNESS = 0.001  # m: flat meshes (no enclosed volume) are weighed as a thin shell
@@ -93,6 +93,56 @@ def clear_cache() -> None:
         _mass_cache.clear()
         _sha_by_stat.clear()
         _cache_bytes = 0
+
+
+def resolve_mesh_file(
+    reference: str,
+    *,
+    referrer: Path,
+    root: Path,
+    package_roots=(),
+    element: str | None = None,
+    changes: list[Change],
+    target: Path | None = None,
+) -> Path | None:
+    """The mesh file a reference in `referrer` names, confined to `root` (or `target` when the
+    caller resolved it itself). A remote URL is never fetched: the shape is dropped with a record
+    and None returned. Raises AssetError `mesh.format` for an unsupported format and
+    `mesh.missing` for a file that is not there."""
+    if target is None:
+        try:
+            target = resolve_reference(
+                reference,
+                referrer=referrer,
+                root=root,
+                package_roots=package_roots,
+                element=element,
+            )
+        except AssetError as exc:
+            if exc.code != "path.remote":
+                raise
+            changes.append(
+                Change(
+                    "mesh.remote_dropped",
+                    f"mesh {reference!r} is a remote URL; it was not fetched and this shape was "
+                    "dropped",
+                    element=element,
+                )
+            )
+            return None
+    where = {"stage": "mesh", "path": str(referrer), "element": element}
+    if target.suffix.lower() not in MESH_SUFFIXES:
+        raise AssetError(
+            f"mesh {reference!r}: format {target.suffix or '(none)'} is not supported "
+            f"({', '.join(MESH_SUFFIXES)})",
+            code="mesh.format",
+            **where,
+        )
+    if not target.is_file():
+        raise AssetError(
+            f"mesh {reference!r} does not exist (looked for {target})", code="mesh.missing", **where
+        )
+    return target
 
 
 def _stat_key(path: Path) -> tuple | None:

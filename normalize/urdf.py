@@ -41,10 +41,9 @@ from lxml import etree
 
 from normalize.changes import Change
 from normalize.errors import AssetError
-from normalize.meshes import MESH_SUFFIXES
+from normalize.meshes import resolve_mesh_file
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic, SourceInfo
 from normalize.multidof import decompose_joint
-from normalize.paths import resolve_reference
 from normalize.safe_xml import MAX_XML_BYTES, parse_xml
 from normalize.transforms import make_transform
 
@@ -194,41 +193,16 @@ class _Reader:
 
     def mesh(self, shape, origin: np.ndarray, label: str | None, where: str) -> Geometry | None:
         reference = self.attr(shape, "filename", where)
-        try:
-            target = resolve_reference(
-                reference,
-                referrer=self.path,
-                root=self.root,
-                package_roots=self.package_roots,
-                element=where,
-            )
-        except AssetError as exc:
-            if exc.code != "path.remote":
-                raise
-            self.changes.append(
-                Change(
-                    "mesh.remote_dropped",
-                    f"mesh {reference!r} is a remote URL; it was not fetched and this shape "
-                    "was dropped",
-                    element=where,
-                )
-            )
+        target = resolve_mesh_file(
+            reference,
+            referrer=self.path,
+            root=self.root,
+            package_roots=self.package_roots,
+            element=where,
+            changes=self.changes,
+        )
+        if target is None:
             return None
-        if target.suffix.lower() not in MESH_SUFFIXES:
-            raise self.error(
-                f"mesh {reference!r}: format {target.suffix or '(none)'} is not supported "
-                f"({', '.join(MESH_SUFFIXES)})",
-                "mesh.format",
-                where,
-                stage="mesh",
-            )
-        if not target.is_file():
-            raise self.error(
-                f"mesh {reference!r} does not exist (looked for {target})",
-                "mesh.missing",
-                where,
-                stage="mesh",
-            )
         scale = np.ones(3)
         if shape.get("scale") is not None:
             scale = self.vector(shape.get("scale"), 3, "mesh scale", where)

@@ -20,7 +20,7 @@ from normalize.adapters import register
 from normalize.adapters.mjcf import discover_xml_entries
 from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError, DuplicateNameError
-from normalize.meshes import MESH_SUFFIXES
+from normalize.meshes import resolve_mesh_file
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic, SourceInfo
 from normalize.multidof import decompose_joint
 from normalize.paths import confine, resolve_reference
@@ -404,46 +404,20 @@ class _SdfReader:
         uri = _text(shape, "uri")
         if uri is None:
             raise self.error("<mesh> has no <uri>", "sdf.missing", where, file)
+        model_file = None
         if uri.lower().startswith("model://"):
-            target = model_uri_target(uri, file, self.root, self.source.package_roots)
-        else:
-            try:
-                target = resolve_reference(
-                    uri,
-                    referrer=file,
-                    root=self.root,
-                    package_roots=self.source.package_roots,
-                    element=where,
-                )
-            except AssetError as exc:
-                if exc.code != "path.remote":
-                    raise
-                self.changes.append(
-                    Change(
-                        "mesh.remote_dropped",
-                        f"mesh {uri!r} is a remote URL; it was not fetched and this shape was "
-                        "dropped",
-                        element=where,
-                    )
-                )
-                return None
-        if target.suffix.lower() not in MESH_SUFFIXES:
-            raise self.error(
-                f"mesh {uri!r}: format {target.suffix or '(none)'} is not supported "
-                f"({', '.join(MESH_SUFFIXES)})",
-                "mesh.format",
-                where,
-                file,
-                stage="mesh",
-            )
-        if not target.is_file():
-            raise self.error(
-                f"mesh {uri!r} does not exist (looked for {target})",
-                "mesh.missing",
-                where,
-                file,
-                stage="mesh",
-            )
+            model_file = model_uri_target(uri, file, self.root, self.source.package_roots)
+        target = resolve_mesh_file(
+            uri,
+            referrer=file,
+            root=self.root,
+            package_roots=self.source.package_roots,
+            element=where,
+            changes=self.changes,
+            target=model_file,
+        )
+        if target is None:
+            return None
         scale = np.ones(3)
         if _text(shape, "scale") is not None:
             scale = self.vector(_text(shape, "scale"), 3, "mesh scale", where, file)
