@@ -31,22 +31,16 @@ from pathlib import Path
 from flows.generate import generate_library
 from normalize.run import normalize_candidate
 from normalize.sources import SourceConfig, discover, load_sources
+from verify import FAMILIES as CHECK_FAMILIES
 from verify import verify_object
-from verify.checks import Context, attachment, geometry, inertia, kinematics, simulator, structure
+from verify.checks import Context, simulator, structure
 from verify.validate import validate_candidates
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "verify_bench.json"
 CORPUS = REPO.parent / "shared" / "corpus"
 ARENA = REPO / ".venv" / "bin" / "arena"
-FAMILIES = (
-    ("structure", structure.run),
-    ("metric", kinematics.run),
-    ("geometry", geometry.run),
-    ("inertia", inertia.run),
-    ("attachment", attachment.run),
-    ("simulator", simulator.run),
-)
+FAMILIES = (*CHECK_FAMILIES, ("simulator", simulator.run))
 
 
 def normalized(sources_file: Path, out: Path):

@@ -49,6 +49,19 @@ def check_bounded(joints: Joints, what: str) -> None:
         )
 
 
+def check_pair(j1: Joints, j2: Joints, norm, kappa):
+    """(kappa, Cholesky factor(s)) for comparing two equal-length batches pair by pair, after the
+    checks: equal lengths, valid kappa, finite limits unless kappa is given, a valid norm."""
+    if len(j1) != len(j2):
+        raise ValueError(f"joint batches differ in length: {len(j1)} and {len(j2)}")
+    kappa = check_kappa(kappa)
+    if kappa is None:
+        check_bounded(j1, "first joints")
+        check_bounded(j2, "second joints")
+    _, factor = gram_factor(norm, len(j1))
+    return kappa, factor
+
+
 def transform(twist: np.ndarray, factor: np.ndarray) -> np.ndarray:
     """Twists mapped by the Cholesky factor(s) so that the norm becomes Euclidean."""
     if factor.ndim == 2:
@@ -146,13 +159,7 @@ def joint_distance(j1: Joints, j2: Joints, norm, kappa: float | None = None) -> 
     `norm` is one (6, 6) Gram matrix or one per pair (N, 6, 6). Without `kappa` every limit must
     be finite (ValueError naming how many are not).
     """
-    if len(j1) != len(j2):
-        raise ValueError(f"joint batches differ in length: {len(j1)} and {len(j2)}")
-    kappa = check_kappa(kappa)
-    if kappa is None:
-        check_bounded(j1, "first joints")
-        check_bounded(j2, "second joints")
-    _, factor = gram_factor(norm, len(j1))
+    kappa, factor = check_pair(j1, j2, norm, kappa)
     out = np.empty(len(j1))
     for start in range(0, len(j1), _PAIR_CHUNK):
         part = slice(start, start + _PAIR_CHUNK)

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from metric.joint_distance import check_bounded, check_kappa, endpoints, prepare, transform
+from metric.joint_distance import check_pair, endpoints, prepare, transform
 from metric.joints import Joints
-from metric.norms import gram_factor
 
 
 def swap_invariants(joints: Joints, norm=None, kappa: float | None = None):
@@ -31,13 +30,7 @@ def swap_invariants(joints: Joints, norm=None, kappa: float | None = None):
 
 def _scaled(j1: Joints, j2: Joints, norm, kappa):
     """(v, s-, s+) of both batches: endpoints s v in Euclidean coordinates of the norm."""
-    if len(j1) != len(j2):
-        raise ValueError(f"joint batches differ in length: {len(j1)} and {len(j2)}")
-    kappa = check_kappa(kappa)
-    if kappa is None:
-        check_bounded(j1, "first joints")
-        check_bounded(j2, "second joints")
-    _, factor = gram_factor(norm, len(j1))
+    kappa, factor = check_pair(j1, j2, norm, kappa)
     out = []
     for joints in (j1, j2):
         v, _, s_minus, s_plus = prepare(
