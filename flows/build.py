@@ -101,6 +101,7 @@ class SourceRun:
     discovered: list[str]  # object ids, sorted
     outcomes: list[dict]
     seconds: float = 0.0
+    discover_seconds: float = 0.0
 
 
 @dataclass
@@ -116,6 +117,9 @@ class BuildResult:
     internal_errors: list[str]
     seconds: dict[str, float]
     source_seconds: dict[str, float] = field(default_factory=dict)
+    # Seconds per stage summed over objects (CPU-ish time across workers: see
+    # flows.pipeline), plus discover and assemble.
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> str:
         c = self.info["counts"]
@@ -315,13 +319,18 @@ def run_source(source: SourceConfig, settings: BatchSettings, progress: BuildPro
     Prefect subflow, or threads without Prefect); a fully cached source computes nothing."""
     started = time.perf_counter()
     candidates = _discover(source)
+    discovered = time.perf_counter()
     progress.discovered(source.name, len(candidates))
     outcomes, misses = split_cached(candidates, settings, LOOKUP_THREADS)
     _count(progress, source, outcomes)
     if misses:
         outcomes.extend(compute(source, misses))
     return SourceRun(
-        source, [c.object_id for c in candidates], outcomes, time.perf_counter() - started
+        source,
+        [c.object_id for c in candidates],
+        outcomes,
+        time.perf_counter() - started,
+        discovered - started,
     )
 
 
@@ -370,11 +379,13 @@ def _build(config: BuildConfig, run_sources, called: float) -> BuildResult:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-    seconds["stages"] = sum(
-        v for run in runs for o in run.outcomes for k, v in o["seconds"].items() if k != "total"
-    )
+    stages = Counter({"discover": sum(run.discover_seconds for run in runs)})
+    for o in (o for run in runs for o in run.outcomes):
+        stages.update({k: v for k, v in o["seconds"].items() if k != "total"})
+    seconds["stages"] = sum(v for k, v in stages.items() if k != "discover")
     seconds["total"] = time.perf_counter() - called
     result.seconds = seconds
+    result.stage_seconds = {**dict(sorted(stages.items())), "assemble": seconds["assemble"]}
     return result
 
 

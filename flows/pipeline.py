@@ -11,6 +11,12 @@ Outcome dict: object_id, source, source_id, source_path, accepted (bool), rows (
 links, review: lists of row dicts; empty when rejected), reject (a rejects row or None), files
 (object-folder path -> sha256). Not cached, added per run:
 cached (bool), inputs (path -> digest), seconds (stage -> seconds), internal_error (bool).
+
+Stages timed in `seconds` (their sum is the object's time but for small glue): parse (the
+adapter reading the source files), convention (reference object, placement, inertial formulas),
+meshes (loading, checking, bounding and writing mesh files), inertia (mesh mass properties),
+verify, taxonomy, export (the URDF written, manifest rows, file digests), cache (storing the
+outcome, or for a cached object the whole lookup); `total` is the whole object.
 """
 
 from __future__ import annotations
@@ -182,6 +188,29 @@ def _rejected(candidate: Candidate, stage, code, message, path=None, element=Non
     return {**_base(candidate), "accepted": False, "rows": {}, "reject": reject, "files": {}}
 
 
+def _normalizer_clock() -> dict[str, float]:
+    """The normalizer's running phase totals (`normalize.run.TIMING`, `normalize.meshes.TIMING`)."""
+    from normalize import meshes, run
+
+    return {**{f"run.{k}": v for k, v in run.TIMING.items()}, **meshes.TIMING}
+
+
+def _normalizer_seconds(before: dict[str, float], seconds: dict) -> None:
+    """Add the stage seconds of one `normalize_candidate` call (the change of the running
+    totals since `before`) to `seconds`. Exact when one object at a time runs in this process,
+    as in worker processes."""
+    now = _normalizer_clock()
+    spent = {k: now[k] - before[k] for k in now}
+    for stage, keys in (
+        ("parse", ("run.read",)),
+        ("convention", ("run.convention",)),
+        ("meshes", ("load", "bounds", "write")),
+        ("inertia", ("mass",)),
+        ("export", ("run.write",)),
+    ):
+        seconds[stage] = seconds.get(stage, 0.0) + sum(spent[k] for k in keys)
+
+
 def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> dict:
     """Run the stages on one candidate; AssetError becomes a rejection."""
     import taxonomy
@@ -189,9 +218,11 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
 
     object_dir = settings.staging / "objects" / candidate.object_id
     try:
-        t = time.perf_counter()
-        result = normalize_candidate(candidate, settings.staging)
-        seconds["normalize"] = time.perf_counter() - t
+        before = _normalizer_clock()
+        try:
+            result = normalize_candidate(candidate, settings.staging)
+        finally:
+            _normalizer_seconds(before, seconds)
         written = Path(result.urdf_path).parent
         if written.resolve() != object_dir.resolve():
             if object_dir.exists():
@@ -213,7 +244,7 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         t = time.perf_counter()
         overrides = dict(settings.overrides)
         assignment = _categorize(result.object, candidate, overrides)
-        seconds["categorize"] = time.perf_counter() - t
+        seconds["taxonomy"] = time.perf_counter() - t
 
         t = time.perf_counter()
         row = manifests.object_row(
@@ -245,7 +276,7 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
             name: manifests.sha256_file(object_dir / name)
             for name in manifests.folder_files(object_dir)
         }
-        seconds["export"] = time.perf_counter() - t
+        seconds["export"] += time.perf_counter() - t
         return {
             **_base(candidate),
             "accepted": True,
@@ -333,8 +364,10 @@ def computed_outcome(
     inputs = hash_inputs(p for p in recorded if not p.startswith(staging))
     reject = outcome["reject"]
     if cache is not None and not internal and not (reject and reject["code"] in TRANSIENT_CODES):
+        t = time.perf_counter()
         identity = _identity(candidate, settings)
         cache.store(identity, inputs, outcome, object_dir if outcome["accepted"] else None)
+        seconds["cache"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - started
     return {
         **outcome,
