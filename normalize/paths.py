@@ -8,20 +8,53 @@ symlinks are followed; anything outside the root raises `AssetError` with a `pat
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from normalize import inputs
 from normalize.errors import AssetError
 
+_real_dirs: ContextVar[dict[str, str] | None] = ContextVar("arena_real_dirs", default=None)
+
+
+@contextlib.contextmanager
+def memoized_realpaths() -> Iterator[None]:
+    """Inside the block, the real path of every folder is found once: for reading one file
+    whose many references share a few folders (a URDF with hundreds of meshes). The file
+    system is assumed not to change during the block; the last component of every path is
+    still checked for a symlink each time."""
+    token = _real_dirs.set({})
+    try:
+        yield
+    finally:
+        _real_dirs.reset(token)
+
+
+def realpath(path: str | os.PathLike) -> str:
+    """`os.path.realpath(path)`, using the folder memo of `memoized_realpaths` when active."""
+    memo = _real_dirs.get()
+    path = os.fspath(path)
+    if memo is None:
+        return os.path.realpath(path)
+    folder, name = os.path.split(path)
+    if name in ("", ".", "..") or not folder:
+        return os.path.realpath(path)
+    real_folder = memo.get(folder)
+    if real_folder is None:
+        real_folder = memo[folder] = os.path.realpath(folder)
+    real = os.path.join(real_folder, name)
+    return os.path.realpath(real) if os.path.islink(real) else real
+
 
 def is_inside(path: Path, root: Path) -> bool:
     """True when `path`, with every symlink followed, lies inside `root`."""
-    real = Path(os.path.realpath(path))
-    real_root = Path(os.path.realpath(root))
-    return real == real_root or real_root in real.parents
+    real = realpath(path)
+    real_root = realpath(root)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def confine(
@@ -32,7 +65,7 @@ def confine(
     `path.outside_root` otherwise."""
     if not is_inside(path, root):
         written = os.path.normpath(os.path.abspath(path))
-        roots = {os.path.normpath(os.path.abspath(root)), os.path.realpath(root)}
+        roots = {os.path.normpath(os.path.abspath(root)), realpath(root)}
         via_link = any(written == r or written.startswith(r + os.sep) for r in roots)
         raise AssetError(
             f"{path} is outside the source root {root}"
@@ -48,11 +81,11 @@ def confine(
 
 def _ancestors_within(start: Path, root: Path):
     """`start` and its parents up to and including `root`."""
-    real_root = Path(os.path.realpath(root))
+    real_root = realpath(root)
     directory = start
     while True:
         yield directory
-        if Path(os.path.realpath(directory)) == real_root or directory.parent == directory:
+        if realpath(directory) == real_root or directory.parent == directory:
             return
         directory = directory.parent
 

@@ -44,6 +44,7 @@ from normalize.errors import AssetError
 from normalize.meshes import resolve_mesh_file
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic, SourceInfo
 from normalize.multidof import decompose_joint
+from normalize.paths import memoized_realpaths
 from normalize.safe_xml import MAX_XML_BYTES, parse_xml
 from normalize.transforms import make_transform
 
@@ -491,7 +492,8 @@ def read_urdf(
     )
     xml = parse_xml(path, max_bytes, reader.changes)
     try:
-        return reader.robot(xml)
+        with memoized_realpaths():  # hundreds of meshes in a few folders
+            return reader.robot(xml)
     except AssetError as exc:
         if exc.path is None:
             exc.path = str(path)
