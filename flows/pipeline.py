@@ -390,7 +390,15 @@ def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+MESH_CACHE = "meshes"  # folder of the cache root holding parsed meshes and mass properties
+
+
 def compute_batch(candidates: Iterable[Candidate], settings: BatchSettings) -> list[dict]:
-    """Compute (never look up) a batch; what worker processes run for the cache misses."""
+    """Compute (never look up) a batch; what worker processes run for the cache misses. Parsed
+    meshes and mass properties are kept under the cache root by content
+    (`normalize.meshes.disk_cache`), across objects, worker processes and releases."""
+    from normalize import meshes
+
     cache = _open_cache(settings)
-    return [computed_outcome(c, settings, cache) for c in candidates]
+    with meshes.disk_cache(settings.cache_dir / MESH_CACHE if settings.cache_dir else None):
+        return [computed_outcome(c, settings, cache) for c in candidates]

@@ -14,18 +14,30 @@
 
 `TIMING` accumulates the seconds spent in mesh work (loading, bounds, mass, writing) so that
 benchmarks can separate it from the rest.
+
+`disk_cache(folder)` (a context manager) also keeps parsed meshes, mesh mass properties and the
+OBJ text of converted meshes on disk, keyed by the file's content (the build puts them under its
+cache folder): worker processes share them, and a later build or release reuses them even when
+the object cache is invalidated by a code change. The store is keyed by this module's code and
+the trimesh version too; every entry ends with its own SHA-256, and an entry that fails it is
+deleted and recomputed, never trusted. GLTF files are not stored (their buffers live in other
+files).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import io
+import json
 import math
 import os
 import re
 import shutil
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -93,6 +105,116 @@ def clear_cache() -> None:
         _mass_cache.clear()
         _sha_by_stat.clear()
         _cache_bytes = 0
+
+
+# --------------------------------------------------------------------------------- disk store
+DISK_FORMAT = 1
+_DIGEST_BYTES = 32
+_disk: Path | None = None  # where parsed meshes and mass properties are stored, if anywhere
+
+
+@functools.cache
+def _code_key() -> str:
+    """What stored entries depend on besides file content: this module and trimesh."""
+    code = Path(__file__).read_bytes() + trimesh.__version__.encode()
+    return hashlib.sha256(code).hexdigest()[:16]
+
+
+@contextmanager
+def disk_cache(folder: Path | None) -> Iterator[None]:
+    """Inside the block, store parsed meshes and mass properties under `folder` as well (None:
+    in memory only). Process-wide: meant for worker processes running one object at a time."""
+    global _disk
+    previous = _disk
+    _disk = Path(folder) / f"v{DISK_FORMAT}-{_code_key()}" if folder is not None else None
+    try:
+        yield
+    finally:
+        _disk = previous
+
+
+def _disk_path(sha: str, suffix: str) -> Path | None:
+    if _disk is None or sha.endswith(".gltf"):
+        return None
+    return _disk / sha[:2] / f"{sha}{suffix}"
+
+
+def _disk_read(path: Path | None) -> bytes | None:
+    """The body of a stored entry, or None when absent or damaged (then deleted)."""
+    if path is None:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    body, digest = data[:-_DIGEST_BYTES], data[-_DIGEST_BYTES:]
+    if len(data) > _DIGEST_BYTES and hashlib.sha256(body).digest() == digest:
+        return body
+    with contextlib.suppress(OSError):
+        path.unlink()
+    return None
+
+
+def _disk_write(path: Path | None, body: bytes) -> None:
+    """Store `body` with its digest (under a temporary name, then renamed: a killed process
+    leaves no half-written entry). Best effort: a full or read-only disk only costs speed."""
+    if path is None:
+        return
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(body + hashlib.sha256(body).digest())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _stored_arrays(sha: str) -> tuple[np.ndarray, np.ndarray] | None:
+    body = _disk_read(_disk_path(sha, ".npz"))
+    if body is None:
+        return None
+    with np.load(io.BytesIO(body), allow_pickle=False) as stored:
+        return stored["vertices"], stored["faces"]
+
+
+def _store_arrays(sha: str, vertices: np.ndarray, faces: np.ndarray) -> None:
+    path = _disk_path(sha, ".npz")
+    if path is not None:
+        buffer = io.BytesIO()
+        np.savez(buffer, vertices=vertices, faces=faces)
+        _disk_write(path, buffer.getvalue())
+
+
+def _mass_path(key: tuple) -> Path | None:
+    sha, scale, density = key
+    tag = hashlib.sha256(repr((scale, density)).encode()).hexdigest()[:16]
+    return _disk_path(sha, f".mass-{tag}.json")
+
+
+def _stored_mass(key: tuple):
+    """(found, result) from the disk store; result as `_mesh_mass` returns it."""
+    body = _disk_read(_mass_path(key))
+    if body is None:
+        return False, None
+    stored = json.loads(body)
+    if stored["key"] != [key[0], list(key[1]), key[2]]:
+        return False, None
+    if stored["result"] is None:
+        return True, None
+    mass, com, inertia, method = stored["result"]
+    return True, (mass, np.array(com), np.array(inertia), method)
+
+
+def _store_mass(key: tuple, result) -> None:
+    path = _mass_path(key)
+    if path is not None:
+        value = None
+        if result is not None:
+            mass, com, inertia, method = result
+            value = [mass, com.tolist(), inertia.tolist(), method]
+        record = {"key": [key[0], list(key[1]), key[2]], "result": value}
+        _disk_write(path, json.dumps(record).encode())
 
 
 def resolve_mesh_file(
@@ -262,18 +384,24 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
         cached = _cached(sha)
         if cached is not None:
             return cached
-        try:
-            vertices, faces = _parse(data, path, root)
-        except AssetError:
-            raise
-        except Exception as exc:  # trimesh raises many kinds on bad input
-            raise _corrupt(path, f"{type(exc).__name__}: {exc}", element) from exc
+        stored = _stored_arrays(sha)
+        if stored is not None:
+            vertices, faces = stored
+        else:
+            try:
+                vertices, faces = _parse(data, path, root)
+            except AssetError:
+                raise
+            except Exception as exc:  # trimesh raises many kinds on bad input
+                raise _corrupt(path, f"{type(exc).__name__}: {exc}", element) from exc
         if len(faces) == 0 or len(vertices) == 0:
             raise _corrupt(path, "it holds no triangles", element)
         if not np.all(np.isfinite(vertices)):
             raise _corrupt(path, "it has NaN or infinite vertex coordinates", element)
         if faces.min() < 0 or faces.max() >= len(vertices):
             raise _corrupt(path, "faces refer to vertices that do not exist", element)
+        if stored is None:
+            _store_arrays(sha, vertices, faces)
         vertices.setflags(write=False)
         faces.setflags(write=False)
         return _store(Mesh(sha, vertices, faces))
@@ -379,9 +507,18 @@ def _shell_mass(vertices: np.ndarray, faces: np.ndarray, density: float):
 def _mesh_mass(mesh: Mesh, scale: np.ndarray, density: float):
     """(mass, com, inertia about com, method) of a scaled mesh in its own frame, or None when it
     has neither volume nor area."""
-    key = (mesh.sha256, tuple(float(s) for s in scale), density)
+    key = (mesh.sha256, tuple(float(s) for s in scale), float(density))
     if key in _mass_cache:
         return _mass_cache[key]
+    found, result = _stored_mass(key)
+    if not found:
+        result = _computed_mass(mesh, scale, density)
+        _store_mass(key, result)
+    _mass_cache[key] = result
+    return result
+
+
+def _computed_mass(mesh: Mesh, scale: np.ndarray, density: float):
     faces = mesh.faces if np.prod(scale) > 0 else mesh.faces[:, ::-1]
     result = None
     with np.errstate(all="ignore"):
@@ -409,7 +546,6 @@ def _mesh_mass(mesh: Mesh, scale: np.ndarray, density: float):
             result = _shell_mass(np.asarray(tm.vertices), np.asarray(tm.faces), density)
         if result is not None and not all(np.all(np.isfinite(v)) for v in result[:3]):
             result = None
-    _mass_cache[key] = result
     return result
 
 
@@ -556,7 +692,12 @@ def write_obj_converted(source: Path, out_dir: Path, names: OutputNames, root: P
     if new:
         mesh = load_mesh(source, root=root)
         with _timed("write"):
-            (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
+            stored = _disk_path(mesh.sha256, ".converted.obj")
+            data = _disk_read(stored)
+            if data is None:
+                data = _obj_text(mesh.vertices, mesh.faces).encode("utf-8")
+                _disk_write(stored, data)
+            (out_dir / name).write_bytes(data)
     return name
 
 

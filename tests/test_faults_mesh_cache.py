@@ -1,0 +1,148 @@
+"""The on-disk mesh store (`normalize.meshes.disk_cache`): parsed meshes, mass properties and
+converted OBJ text are reused by content across objects and builds, and a damaged entry is
+detected by its digest and recomputed, never trusted."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+import trimesh
+from verify_assets import CUBE_OBJ
+
+from flows.build import BuildConfig, build_release
+from flows.generate import generate_library
+from flows.pipeline import MESH_CACHE
+from normalize import meshes
+from normalize.model import Geometry
+from normalize.sources import load_sources
+
+
+@pytest.fixture()
+def files(tmp_path):
+    """A cube OBJ and a box STL (a format the writer converts to OBJ)."""
+    obj = tmp_path / "src" / "cube.obj"
+    obj.parent.mkdir()
+    obj.write_text(CUBE_OBJ, encoding="utf-8")
+    stl = tmp_path / "src" / "box.stl"
+    trimesh.creation.box(extents=(0.2, 0.3, 0.4)).export(stl)
+    meshes.clear_cache()
+    yield obj, stl
+    meshes.clear_cache()
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("recomputed although the store holds it")
+
+
+def _mass(path, scale=(1.0, 2.0, 1.0)):
+    return meshes.mass_properties(Geometry("mesh", filename=str(path), scale=np.array(scale)))
+
+
+def test_store_gives_back_exactly_what_was_computed(files, tmp_path, monkeypatch):
+    obj, stl = files
+    store = tmp_path / "store"
+    with meshes.disk_cache(store):
+        first = meshes.load_mesh(obj)
+        mass = _mass(obj)
+        names = meshes.OutputNames()
+        (tmp_path / "out1").mkdir()
+        meshes.write_obj_converted(stl, tmp_path / "out1", names, tmp_path / "src")
+    stored = sorted(p.name.split(".", 1)[1] for p in store.rglob("*") if p.is_file())
+    mass_entry = next(name for name in stored if ".mass-" in name)
+    assert stored == sorted([mass_entry, "obj.npz", "stl.npz", "stl.converted.obj"])
+
+    meshes.clear_cache()  # a new process, a later build
+    monkeypatch.setattr(meshes, "_parse", _refuse)
+    monkeypatch.setattr(meshes, "_computed_mass", _refuse)
+    monkeypatch.setattr(meshes, "_obj_text", _refuse)
+    with meshes.disk_cache(store):
+        again = meshes.load_mesh(obj)
+        mass_again = _mass(obj)
+        (tmp_path / "out2").mkdir()
+        meshes.write_obj_converted(stl, tmp_path / "out2", meshes.OutputNames(), tmp_path / "src")
+    assert np.array_equal(again.vertices, first.vertices)
+    assert np.array_equal(again.faces, first.faces)
+    assert mass[0] == mass_again[0] and mass[3] == mass_again[3]
+    assert np.array_equal(mass[1], mass_again[1]) and np.array_equal(mass[2], mass_again[2])
+    assert (tmp_path / "out2" / "box.obj").read_bytes() == (
+        tmp_path / "out1" / "box.obj"
+    ).read_bytes()
+
+
+@pytest.mark.parametrize("suffix", [".obj.npz", ".json", ".converted.obj"])
+@pytest.mark.parametrize("damage", ["truncated", "flipped_byte", "empty"])
+def test_damaged_entries_are_recomputed(files, tmp_path, suffix, damage):
+    obj, stl = files
+    store = tmp_path / "store"
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def run():
+        with meshes.disk_cache(store):
+            mesh = meshes.load_mesh(obj)
+            mass = _mass(obj)
+            meshes.write_obj_converted(stl, out, meshes.OutputNames(), tmp_path / "src")
+        return mesh, mass, (out / "box.obj").read_bytes()
+
+    expected = run()
+    [entry] = [p for p in store.rglob("*") if p.is_file() and p.name.endswith(suffix)]
+    data = entry.read_bytes()
+    if damage == "truncated":
+        entry.write_bytes(data[: len(data) // 2])
+    elif damage == "flipped_byte":
+        entry.write_bytes(data[:10] + bytes([data[10] ^ 0xFF]) + data[11:])
+    else:
+        entry.write_bytes(b"")
+    meshes.clear_cache()
+    mesh, mass, converted = run()
+    assert np.array_equal(mesh.vertices, expected[0].vertices)
+    assert mass[0] == expected[1][0] and np.array_equal(mass[2], expected[1][2])
+    assert converted == expected[2]
+    assert entry.read_bytes() == data, "the damaged entry was replaced by a good one"
+
+
+def test_gltf_is_not_stored(tmp_path):
+    """A GLTF's geometry lives in buffer files beside it: its own bytes do not identify it."""
+    path = tmp_path / "box.gltf"
+    trimesh.creation.box().export(path)
+    meshes.clear_cache()
+    with meshes.disk_cache(tmp_path / "store"):
+        meshes.load_mesh(path, root=tmp_path)
+    assert not (tmp_path / "store").exists()
+
+
+def test_rebuild_after_a_code_change_reuses_the_store_and_gives_the_same_release(
+    tmp_path, monkeypatch
+):
+    """The object cache is keyed by the code, so a code change recomputes every object; the
+    mesh store is not, and the recomputed release is the same."""
+    library = tmp_path / "library"
+    generate_library(library, n=0, seed=0)
+    cache = tmp_path / "cache"
+
+    def build(out):
+        config = BuildConfig(
+            sources=load_sources(library / "sources.yaml"),
+            out=tmp_path / out,
+            version="test",
+            runner="local",
+            workers=1,
+            cache_dir=cache,
+            live=False,
+        )
+        return build_release(config)
+
+    meshes.clear_cache()
+    first = build("first")
+    assert any((cache / MESH_CACHE).rglob("*.npz"))
+    shutil.rmtree(cache / "v1")  # what a code change does to the object cache
+    meshes.clear_cache()
+    monkeypatch.setattr(meshes, "_parse", _refuse)
+    monkeypatch.setattr(meshes, "_computed_mass", _refuse)
+    second = build("second")
+    assert len(second.computed) == first.info["counts"]["discovered"]
+    assert second.internal_errors == []
+    assert second.content_hash == first.content_hash
+    meshes.clear_cache()
