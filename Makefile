@@ -11,8 +11,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The demo library includes MJCF sources, read through MuJoCo (the `mjcf` extra).
 $(VENV)/.installed-base: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e ".[mjcf]"
 	touch $@
 
 $(VENV)/.installed-all: pyproject.toml | $(BIN)/python
