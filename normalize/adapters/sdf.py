@@ -825,9 +825,12 @@ def include_target(uri: str, referrer: Path, root: Path, package_roots=()) -> Pa
 
 
 def _sdf_includes(path: Path, root: Path) -> list[Path]:
-    """Files `path` includes, directly or through its includes (for discovery)."""
+    """Files `path` includes, directly or through its includes (for discovery). Raises
+    `sdf.include_cycle` when the includes lead back to `path`: such a file stays a candidate
+    (and is rejected when loaded) instead of vanishing as "included" by its own cycle."""
     out: list[Path] = []
     stack = [path]
+    entry = Path(os.path.realpath(path))
     while stack:
         current = stack.pop()
         xml = parse_xml(current)
@@ -840,7 +843,15 @@ def _sdf_includes(path: Path, root: Path) -> list[Path]:
             except AssetError:
                 continue
             real = Path(os.path.realpath(target))
-            if real not in out and real != Path(os.path.realpath(path)):
+            if real == entry:
+                raise AssetError(
+                    f"include cycle back to {path.name}",
+                    code="sdf.include_cycle",
+                    stage="parse",
+                    path=str(current),
+                    element=f"include {uri}",
+                )
+            if real not in out:
                 out.append(real)
                 stack.append(target)
     return out
