@@ -35,6 +35,7 @@ FORMAT = 1
 MISSING = "missing"  # digest of an input that does not exist
 NOT_A_FILE = "not-a-file"  # digest of an input path that is a folder or other non-file
 UNREADABLE = "unreadable"  # digest of an input that exists but cannot be read
+OUTSIDE = "outside-root:"  # + real path: an input leading out of the source root, never opened
 
 
 def default_cache_dir() -> Path:
@@ -77,9 +78,19 @@ def input_digest(path: str | os.PathLike) -> str:
         return UNREADABLE
 
 
-def hash_inputs(paths) -> dict[str, str]:
-    """path -> digest for every path (sorted)."""
-    return {str(p): input_digest(p) for p in sorted(str(p) for p in paths)}
+def hash_inputs(paths, root: str | os.PathLike | None = None) -> dict[str, str]:
+    """path -> digest for every path (sorted). With `root` (the source root), a path leading
+    out of it (an entry that is a symlink to elsewhere) is never opened: its digest is
+    OUTSIDE + where it leads, so re-pointing it still changes the key."""
+    from normalize.paths import is_inside
+
+    out = {}
+    for path in sorted(str(p) for p in paths):
+        if root is not None and not is_inside(Path(path), Path(root)):
+            out[path] = OUTSIDE + os.path.realpath(path)
+        else:
+            out[path] = input_digest(path)
+    return out
 
 
 def entry_key(identity: str, inputs: dict[str, str]) -> str:
@@ -138,15 +149,16 @@ class ObjectCache:
         return self.root / "entries" / key[:2] / key
 
     # ------------------------------------------------------------------ lookup
-    def lookup(self, identity: str) -> CachedResult | None:
+    def lookup(self, identity: str, root: Path | None = None) -> CachedResult | None:
         """The stored result of this object if every file it read last time still has the
-        same content and the entry passes its integrity check; None otherwise."""
+        same content and the entry passes its integrity check; None otherwise. `root`: the
+        source root (see `hash_inputs`)."""
         try:
             index = json.loads(self._index_path(identity).read_bytes())
             recorded = list(index["inputs"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        inputs = hash_inputs(recorded)
+        inputs = hash_inputs(recorded, root)
         entry_dir = self._entry_dir(entry_key(identity, inputs))
         if not entry_dir.is_dir():
             return None

@@ -305,7 +305,7 @@ def cached_outcome(
     """The cached outcome of a candidate whose inputs did not change, with its object folder
     restored into the staging folder; None when it must be computed."""
     started = time.perf_counter()
-    hit = cache.lookup(_identity(candidate, settings))
+    hit = cache.lookup(_identity(candidate, settings), candidate.source.path)
     if hit is None:
         return None
     if hit.outcome["accepted"]:
@@ -361,7 +361,7 @@ def computed_outcome(
                     candidate, "pipeline", "internal.error", f"{type(exc).__name__}: {exc}"
                 )
                 break
-    inputs = hash_inputs(p for p in recorded if not p.startswith(staging))
+    inputs = hash_inputs((p for p in recorded if not p.startswith(staging)), candidate.source.path)
     reject = outcome["reject"]
     if cache is not None and not internal and not (reject and reject["code"] in TRANSIENT_CODES):
         t = time.perf_counter()
