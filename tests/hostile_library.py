@@ -1,0 +1,249 @@
+"""A library of hostile inputs, written by the tests (never committed), mixed into the generated
+demo library: every kind is one object folder `hostile_<kind>` in the source of its format
+(plain URDF, PartNet-Mobility, MJCF, SDF), with the exact rejection code it must get. Sentinel
+files outside the library are what the hostile references try to reach; nothing may open them.
+
+The URDF kinds of `tests/test_verify_hostile.py` (what `arena validate` is held to) are reused
+as they are; the others are built here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from test_verify_hostile import HOSTILE, TWO_LINKS, joint, make_hostile, robot
+from verify_assets import CUBE_OBJ, door_urdf, mesh, write
+
+from flows.generate import generate_library
+
+SOURCE_OF_SUFFIX = {".urdf": "sample_urdf", ".xml": "sample_mjcf", ".sdf": "sample_sdf"}
+MAX_FILE_BYTES = 256 * 1024  # the URDF source's configured limit (every good file is below)
+
+#: the sentinels, in the folder holding the library: "../../../secret.obj" from an object folder
+SECRETS = ("secret.obj", "secret.urdf", "secret.xml", "secret.sdf")
+
+
+@dataclass
+class HostileLibrary:
+    sources_file: Path
+    library: Path
+    sentinels: list[Path]
+    expected: dict[tuple[str, str], str]  # (source, hostile folder) -> rejection code
+
+
+def _mjcf(body: str, head: str = "", model: str = "m") -> str:
+    return (
+        f'<mujoco model="{model}">{head}<worldbody><body name="a">'
+        '<geom type="box" size="0.1 0.1 0.1"/>'
+        f'<body name="b" pos="0 0 0.3"><joint name="j" type="hinge" axis="0 0 1"/>'
+        f'<geom type="box" size="0.1 0.1 0.1"/>{body}</body></body></worldbody></mujoco>'
+    )
+
+
+def _sdf(body: str, head: str = "") -> str:
+    return (
+        f'<?xml version="1.0"?>{head}<sdf version="1.9"><model name="m">'
+        '<link name="a"/><link name="b"><pose>0 0 1 0 0 0</pose></link>'
+        f"{body}</model></sdf>"
+    )
+
+
+_SDF_HINGE = (
+    '<joint name="ab" type="revolute"><parent>a</parent><child>b</child>'
+    "<axis><xyz>0 0 1</xyz><limit><lower>-1</lower><upper>1</upper></limit></axis></joint>"
+)
+_PARTNET_META = '{"model_cat": "StorageFurniture", "anno_id": "x"}'
+
+
+def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
+    """(source, kind) -> (files of the object folder, expected code): what test_verify_hostile
+    does not cover, across the four formats."""
+    secret_obj, secret_urdf = outside / "secret.obj", outside / "secret.urdf"
+    entity = f'<!DOCTYPE robot [<!ENTITY x SYSTEM "file://{secret_urdf}">]>'
+    half_cube = CUBE_OBJ[: len(CUBE_OBJ) // 2 + 3]  # cut in the middle of a line
+    nan_cube = CUBE_OBJ.replace("v 0.5 0.5 0.5", "v nan 0.5 0.5")
+    door = door_urdf(door_geometry=mesh("textured_objs/door.obj", (0, 0.4, 0), (0.02, 0.8, 1)))
+    urdf = {
+        "external_entity_sentinel": (
+            {"m.urdf": f'<?xml version="1.0"?>{entity}<robot name="&x;"><link name="a"/></robot>'},
+            "xml.external_entity",
+        ),
+        "mesh_file_url": (
+            {"m.urdf": robot(f'<link name="a">{mesh(f"file://{secret_obj}")}</link>')},
+            "path.outside_root",
+        ),
+        "too_large": (
+            {"m.urdf": robot(f"<!-- {'x' * MAX_FILE_BYTES} -->" + TWO_LINKS)},
+            "file.too_large",
+        ),
+        "truncated_obj": (
+            {"m.urdf": robot(f'<link name="a">{mesh("cut.obj")}</link>'), "cut.obj": half_cube},
+            "mesh.corrupt",
+        ),
+        "nan_obj": (
+            {"m.urdf": robot(f'<link name="a">{mesh("nan.obj")}</link>'), "nan.obj": nan_cube},
+            "mesh.corrupt",
+        ),
+        "empty_obj": (
+            {"m.urdf": robot(f'<link name="a">{mesh("empty.obj")}</link>'), "empty.obj": ""},
+            "mesh.corrupt",
+        ),
+        "mimic_target_missing": (
+            {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b", extra='<mimic joint="zz"/>'))},
+            "model.mimic_target",
+        ),
+        "package_outside": (
+            {
+                "m.urdf": robot(
+                    f'<link name="a">{mesh("package://x/../../../../secret.obj")}</link>'
+                )
+            },
+            "path.package_unresolved",
+        ),
+    }
+    partnet = {
+        "partnet_truncated": (
+            {"mobility.urdf": door[: len(door) // 2], "meta.json": _PARTNET_META},
+            "xml.truncated",
+        ),
+        "partnet_missing_mesh": (
+            {"mobility.urdf": door, "meta.json": _PARTNET_META},
+            "mesh.missing",
+        ),
+        "partnet_mesh_dotdot": (
+            {"mobility.urdf": robot(f'<link name="a">{mesh("../../../secret.obj")}</link>')},
+            "path.outside_root",
+        ),
+        "partnet_entity": (
+            {"mobility.urdf": HOSTILE["entity_expansion"][0]["m.urdf"]},
+            "xml.entity",
+        ),
+        "partnet_entry_symlink": ({}, "path.symlink_escape"),  # mobility.urdf -> the sentinel
+    }
+    mjcf = {
+        "mjcf_include_cycle": (
+            {
+                "a.xml": _mjcf("", '<include file="b.xml"/>'),
+                "b.xml": '<mujoco><include file="a.xml"/></mujoco>',
+            },
+            "mjcf.include_cycle",
+        ),
+        "mjcf_mesh_outside": (
+            {
+                "m.xml": _mjcf(
+                    '<geom type="mesh" mesh="s"/>',
+                    '<asset><mesh name="s" file="../../../secret.obj"/></asset>',
+                )
+            },
+            "path.outside_root",
+        ),
+        "mjcf_malformed": ({"m.xml": _mjcf("")[:-20] + "</mujoco>"}, "xml.malformed"),
+        "mjcf_closed_loop": (
+            {
+                "m.xml": _mjcf("").replace(
+                    "</worldbody>",
+                    '</worldbody><equality><connect body1="a" body2="b" anchor="0 0 0"/>'
+                    "</equality>",
+                )
+            },
+            "model.closed_loop",
+        ),
+        "mjcf_external_entity": (
+            {
+                "m.xml": f'<!DOCTYPE mujoco [<!ENTITY x SYSTEM "file://{outside / "secret.xml"}">]>'
+                + _mjcf("", model="&x;")
+            },
+            "xml.external_entity",
+        ),
+    }
+    sdf = {
+        "sdf_screw_without_pitch": (
+            {
+                "m.sdf": _sdf(
+                    '<joint name="ab" type="screw"><parent>a</parent><child>b</child>'
+                    "<axis><xyz>0 0 1</xyz></axis></joint>"
+                )
+            },
+            "joint.screw_pitch_missing",
+        ),
+        "sdf_include_cycle": (
+            {
+                "m.sdf": _sdf(_SDF_HINGE + "<include><uri>other.sdf</uri></include>"),
+                "other.sdf": _sdf(_SDF_HINGE + "<include><uri>m.sdf</uri></include>"),
+            },
+            "sdf.include_cycle",
+        ),
+        "sdf_nan_pose": (
+            {
+                "m.sdf": _sdf(_SDF_HINGE).replace(
+                    "<pose>0 0 1 0 0 0</pose>", "<pose>nan 0 1 0 0 0</pose>"
+                )
+            },
+            "parse.nan",
+        ),
+        "sdf_mesh_outside": (
+            {
+                "m.sdf": _sdf(_SDF_HINGE).replace(
+                    '<link name="a"/>',
+                    '<link name="a"><visual name="v"><geometry><mesh><uri>../../../secret.obj'
+                    "</uri></mesh></geometry></visual></link>",
+                )
+            },
+            "path.outside_root",
+        ),
+        "sdf_truncated": ({"m.sdf": _sdf(_SDF_HINGE)[:-30]}, "xml.truncated"),
+    }
+    kinds = {}
+    for source, group in (
+        ("sample_urdf", urdf),
+        ("sample_partnet", partnet),
+        ("sample_mjcf", mjcf),
+        ("sample_sdf", sdf),
+    ):
+        for kind, value in group.items():
+            kinds[(source, kind)] = value
+    return kinds
+
+
+def write_hostile_library(root: Path) -> HostileLibrary:
+    """The demo library (40 good objects in 5 sources) under root/library plus every hostile
+    kind, and the sentinels in `root` itself (outside every source root)."""
+    library = root / "library"
+    generate_library(library, n=0, seed=0)
+    sentinels = [root / name for name in SECRETS]
+    sentinels[0].write_text(CUBE_OBJ, encoding="utf-8")
+    sentinels[1].write_text(door_urdf(), encoding="utf-8")
+    sentinels[2].write_text(_mjcf(""), encoding="utf-8")
+    sentinels[3].write_text(_sdf(_SDF_HINGE), encoding="utf-8")
+
+    expected: dict[tuple[str, str], str] = {}
+    for kind, (files, code) in HOSTILE.items():
+        suffixes = {Path(name).suffix for name in files} or {".urdf"}  # an entry symlink
+        [suffix] = suffixes & set(SOURCE_OF_SUFFIX)
+        source = SOURCE_OF_SUFFIX[suffix]
+        folder = make_hostile(library / source, kind, sentinels[0])
+        folder.rename(folder.with_name(f"hostile_{kind}"))
+        expected[(source, f"hostile_{kind}")] = code
+    for (source, kind), (files, code) in _extra_kinds(root).items():
+        folder = write(library / source / f"hostile_{kind}", files)
+        folder.mkdir(parents=True, exist_ok=True)
+        expected[(source, f"hostile_{kind}")] = code
+    # a directory named like a URDF file
+    (library / "sample_urdf" / "hostile_directory" / "m.urdf").mkdir(parents=True)
+    expected[("sample_urdf", "hostile_directory")] = "file.is_directory"
+    # a PartNet-Mobility entry that is a symlink leaving the root
+    os.symlink(
+        sentinels[1], library / "sample_partnet" / "hostile_partnet_entry_symlink" / "mobility.urdf"
+    )
+
+    sources_file = library / "sources.yaml"
+    data = yaml.safe_load(sources_file.read_text(encoding="utf-8"))
+    for entry in data["sources"]:
+        if entry["name"] == "sample_urdf":
+            entry["max_file_bytes"] = MAX_FILE_BYTES
+    text = sources_file.read_text(encoding="utf-8").split("\n", 1)[0] + "\n"  # keep the header
+    sources_file.write_text(text + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return HostileLibrary(sources_file, library, sentinels, expected)

@@ -1,0 +1,244 @@
+"""A build over hostile inputs mixed with good objects (tests/hostile_library.py): it completes,
+every good object is accepted, every hostile one is rejected with its own code, no file outside
+a source root is ever opened (inotify on sentinel files, so opens from C code such as lxml or
+MuJoCo count too), and nothing is written outside --out and the cache."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import tempfile
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from hostile_library import write_hostile_library
+from verify_assets import door_urdf, write
+
+from flows import release
+from flows.build import BuildConfig, build_release
+from flows.cache import OUTSIDE, hash_inputs
+from normalize import paths
+from normalize.sources import load_sources
+
+pytestmark = pytest.mark.slow
+
+IN_ACCESS, IN_OPEN = 0x1, 0x20
+_EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
+
+
+class OpenWatch:
+    """Linux inotify watches (IN_OPEN | IN_ACCESS) on files: `events()` lists the files any
+    process opened or read since the watch started."""
+
+    def __init__(self, files: list[Path]):
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        self.files = {}
+        for path in files:
+            wd = self.libc.inotify_add_watch(self.fd, os.fsencode(path), IN_OPEN | IN_ACCESS)
+            if wd < 0:
+                raise OSError(ctypes.get_errno(), f"inotify_add_watch failed on {path}")
+            self.files[wd] = path
+
+    def events(self) -> list[tuple[Path, int]]:
+        out = []
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return out
+            offset = 0
+            while offset < len(data):
+                wd, mask, _, length = _EVENT.unpack_from(data, offset)
+                offset += _EVENT.size + length
+                out.append((self.files.get(wd), mask))
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def tree(root: Path) -> dict[str, tuple]:
+    """Every path under `root` with its type, size and modification time."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        st = path.lstat()
+        kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
+        out[path.relative_to(root).as_posix()] = (kind, st.st_size, st.st_mtime_ns)
+    return out
+
+
+@pytest.fixture(scope="module")
+def hostile_build(tmp_path_factory):
+    """The build over the hostile library, with the sentinels watched and the surrounding
+    folders snapshot before and after."""
+    root = tmp_path_factory.mktemp("hostile")
+    outside = root / "outside"
+    outside.mkdir()
+    hostile = write_hostile_library(outside)
+    build = root / "build"
+    build.mkdir()
+    before = {"root": tree(root), "cwd": sorted(os.listdir()), "tmp": _temp_entries()}
+    watch = OpenWatch(hostile.sentinels)
+
+    def run(out: str):
+        config = BuildConfig(
+            sources=load_sources(hostile.sources_file),
+            out=build / out,
+            version="hostile",
+            runner="local",
+            workers=2,
+            cache_dir=build / "cache",
+            live=False,
+        )
+        return build_release(config)
+
+    try:
+        result = run("release")
+        warm = run("warm")  # cache lookups re-hash what every object read: still not outside
+        opened = watch.events()
+        after = {"root": tree(root), "cwd": sorted(os.listdir()), "tmp": _temp_entries()}
+        (hostile.sentinels[0]).read_bytes()  # the control: the watch does see an open
+        control = watch.events()
+    finally:
+        watch.close()
+    return {
+        "hostile": hostile,
+        "result": result,
+        "warm": warm,
+        "out": build / "release",
+        "opened": opened,
+        "control": control,
+        "before": before,
+        "after": after,
+    }
+
+
+def _temp_entries() -> set[str]:
+    """Names in the system temporary folder that look like this project's (arena-*)."""
+    return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("arena-")}
+
+
+def test_at_least_twenty_five_kinds_across_the_four_formats(hostile_build):
+    expected = hostile_build["hostile"].expected
+    assert len(expected) >= 25
+    sources = {source for source, _ in expected}
+    assert sources == {"sample_urdf", "sample_partnet", "sample_mjcf", "sample_sdf"}
+
+
+def test_every_good_object_is_accepted_and_every_hostile_one_rejected_with_its_code(
+    hostile_build,
+):
+    result, out = hostile_build["result"], hostile_build["out"]
+    expected = hostile_build["hostile"].expected
+    assert result.internal_errors == []
+    objects = pq.read_table(out / "manifest" / "objects.parquet").to_pylist()
+    rejects = pq.read_table(out / "manifest" / "rejects.parquet").to_pylist()
+    accepted = {(o["source"], o["source_id"].split("/")[0]) for o in objects}
+    assert not any(folder.startswith("hostile_") for _, folder in accepted)
+    assert len(objects) == 40, "the 40 good objects of the demo library"
+    got: dict[tuple[str, str], set[str]] = {}
+    for r in rejects:
+        key = (r["source"], r["source_id"].split("/")[0])
+        got.setdefault(key, set()).add(r["code"])
+        assert r["message"], r
+    assert got == {key: {code} for key, code in expected.items()}
+    info = result.info
+    for s in info["sources"]:
+        assert s["discovered"] == s["accepted"] + s["rejected"]
+    assert release.verify_checksums(out) == []
+    warm = hostile_build["warm"]
+    assert warm.cached == info["counts"]["discovered"] and warm.content_hash == result.content_hash
+
+
+def test_no_file_outside_a_source_root_is_opened(hostile_build):
+    assert hostile_build["opened"] == [], "a sentinel outside every source root was opened"
+    assert hostile_build["control"], "the inotify watch did not see a deliberate open"
+
+
+def test_nothing_is_written_outside_out_and_the_cache(hostile_build):
+    before, after = hostile_build["before"], hostile_build["after"]
+    new = {p for p in after["root"] if p not in before["root"]}
+    assert {p.split("/")[1] for p in new if p.startswith("build/")} == {"release", "warm", "cache"}
+    assert sorted(p for p in new if not p.startswith("build/")) == []
+    changed = [p for p, v in before["root"].items() if after["root"].get(p) != v]
+    changed.remove("build")  # the folder holding --out and the cache: new entries
+    assert changed == [], "the library or the sentinels were modified"
+    # the lock (.release.lock) and staging (.release.build-*) siblings existed during the
+    # build only: none is left
+    assert sorted(os.listdir(hostile_build["out"].parent)) == ["cache", "release", "warm"]
+    assert after["cwd"] == before["cwd"]
+    assert after["tmp"] == before["tmp"]
+
+
+def test_memoized_realpath_follows_symlinks_like_realpath(tmp_path):
+    """The folder memo of normalize.paths must give os.path.realpath's answer, including a
+    symlink as the last component and `..` after a symlinked folder."""
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    root = tmp_path / "root"
+    (root / "meshes").mkdir(parents=True)
+    os.symlink(outside / "deep", root / "meshes" / "linked_dir")
+    os.symlink(outside / "deep" / "x.obj", root / "meshes" / "linked.obj")
+    cases = [
+        root / "meshes" / "plain.obj",
+        root / "meshes" / "linked.obj",
+        root / "meshes" / "linked_dir" / "x.obj",
+        root / "meshes" / "linked_dir" / ".." / "y.obj",
+        root / "meshes" / ".." / "meshes" / "plain.obj",
+        Path("relative") / "a.obj",
+    ]
+    with paths.memoized_realpaths():
+        memo = [paths.realpath(c) for c in cases + cases]
+        inside = [paths.is_inside(c, root) for c in cases]
+    assert memo == [os.path.realpath(c) for c in cases + cases]
+    assert inside == [True, False, False, False, True, False]
+
+
+def test_an_entry_leaving_the_root_keys_the_cache_by_where_it_leads(tmp_path):
+    """An entry symlink to a file outside the root is rejected without being opened; pointing
+    it at a file inside the root later recomputes the object instead of reusing the
+    rejection."""
+    root = tmp_path / "lib"
+    write(root / "inside", {"door.urdf": door_urdf()})
+    outside = tmp_path / "outside.urdf"
+    outside.write_text(door_urdf(), encoding="utf-8")
+    os.symlink(outside, root / "door.urdf")
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        f"sources:\n  - {{name: links, format: urdf, path: {root}, license: test}}\n",
+        encoding="utf-8",
+    )
+    assert hash_inputs([root / "door.urdf"], root) == {
+        str(root / "door.urdf"): OUTSIDE + str(outside)
+    }
+
+    def build(out: str):
+        config = BuildConfig(
+            sources=load_sources(sources),
+            out=tmp_path / out,
+            version="t",
+            runner="local",
+            workers=1,
+            cache_dir=tmp_path / "cache",
+            live=False,
+        )
+        return build_release(config)
+
+    watch = OpenWatch([outside])
+    try:
+        first = build("first")
+        assert watch.events() == []
+    finally:
+        watch.close()
+    assert first.info["counts"]["accepted"] == 1  # inside/door.urdf
+    rejects = pq.read_table(tmp_path / "first" / "manifest" / "rejects.parquet").to_pylist()
+    assert [(r["source_id"], r["code"]) for r in rejects] == [("door", "path.symlink_escape")]
+    (root / "door.urdf").unlink()
+    os.symlink(root / "inside" / "door.urdf", root / "door.urdf")
+    second = build("second")
+    assert second.computed == ["links__door"]
+    assert second.info["counts"]["accepted"] == 2
