@@ -36,6 +36,7 @@ import shutil  # noqa: E402
 import sys  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
+import uuid  # noqa: E402
 from collections import Counter  # noqa: E402
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
@@ -266,15 +267,14 @@ def batch_task(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
     return run_batch(batch, settings)
 
 
-@flow(name="arena-source", validate_parameters=False)
-def source_flow(
+def _source_batches(
     source: SourceConfig,
     misses: list[Candidate],
     settings: BatchSettings,
     config: BuildConfig,
     progress: BuildProgress,
 ) -> list[dict]:
-    """Compute the objects of one source that the cache does not have, in parallel tasks."""
+    """Compute the objects of one source that the cache does not have, one task per batch."""
     futures = [
         batch_task.submit(batch, settings)
         for batch in plan_batches(misses, config.batch_size, config.workers)
@@ -295,9 +295,45 @@ def _task_runner(config: BuildConfig, dask_address: str | None):
     return ThreadPoolTaskRunner(max_workers=max(config.workers, 1))
 
 
+# A flow run's parameters go to the Prefect API, which refuses more than 512 KB of them: passing
+# the candidates (each with its source configuration) failed at 5,000 generated objects (1,250
+# candidates of one source: 2.9 MB). So the flows' parameters only name the work (version,
+# output, source names, object counts) and a key under which the work itself is handed over in
+# this process; the flows stay module-level functions (picklable by reference for Dask).
+_FLOW_WORK: dict[str, tuple] = {}
+
+
+@contextlib.contextmanager
+def _handed_over(*work):
+    key = uuid.uuid4().hex
+    _FLOW_WORK[key] = work
+    try:
+        yield key
+    finally:
+        del _FLOW_WORK[key]
+
+
+def _work(key: str) -> tuple:
+    # A function, not the dict itself, in the flows: Dask pickles a flow's function with the
+    # globals it uses, and the work (locks, candidates) must not go with it.
+    return _FLOW_WORK[key]
+
+
+@flow(name="arena-source", validate_parameters=False)
+def source_flow(source_name: str, objects: int, work: str) -> list[dict]:
+    """The objects of one source that the cache does not have, one task per batch."""
+    return _source_batches(*_work(work))
+
+
 @flow(name="arena-build", validate_parameters=False)
+def arena_build_flow(version: str, out: str, sources: list[str], work: str) -> BuildResult:
+    """One release build: a subflow per source with work, then the release assembly."""
+    return _build(*_work(work))
+
+
 def build_flow(config: BuildConfig, called: float, dask_address: str | None = None) -> BuildResult:
-    """One release build: a subflow per source, then the release assembly."""
+    """One release build as a Prefect flow (`arena-build`), with a subflow per source that has
+    objects to compute (`source-<name>`)."""
 
     def run_sources(settings, progress) -> list[SourceRun]:
         def compute(source: SourceConfig, misses: list[Candidate]) -> list[dict]:
@@ -306,12 +342,17 @@ def build_flow(config: BuildConfig, called: float, dask_address: str | None = No
             # A subflow runs inside this flow's process, whose heartbeat already shows it is
             # alive; a subflow's own heartbeat thread costs up to a second when it ends
             # (measured: most of Prefect's time in a warm build of the corpus).
-            with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-                return subflow(source, misses, settings, config, progress)
+            with (
+                _handed_over(source, misses, settings, config, progress) as work,
+                temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
+            ):
+                return subflow(source.name, len(misses), work)
 
         return [run_source(s, settings, progress, compute) for s in config.sources]
 
-    return _build(config, run_sources, called)
+    with _handed_over(config, run_sources, called) as work:
+        names = [s.name for s in config.sources]
+        return arena_build_flow(config.version, str(config.out), names, work)
 
 
 def run_source(source: SourceConfig, settings: BatchSettings, progress: BuildProgress, compute):
