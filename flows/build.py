@@ -361,6 +361,7 @@ def run_source(source: SourceConfig, settings: BatchSettings, progress: BuildPro
     started = time.perf_counter()
     candidates = _discover(source)
     discovered = time.perf_counter()
+    release.pause_point("discover")
     progress.discovered(source.name, len(candidates))
     outcomes, misses = split_cached(candidates, settings, LOOKUP_THREADS)
     _count(progress, source, outcomes)
@@ -440,29 +441,79 @@ def build_release(config: BuildConfig) -> BuildResult:
             return [run_source(s, settings, progress, compute) for s in config.sources]
 
         return _build(config, run_sources, called)
-    if config.runner == "dask" and config.dask_address is None:
-        with local_dask_cluster(config.workers) as address:
-            return build_flow(config, called, dask_address=address)
-    return build_flow(config, called, dask_address=config.dask_address)
+    with prefect_api():
+        if config.runner == "dask" and config.dask_address is None:
+            with local_dask_cluster(config.workers) as address:
+                return build_flow(config, called, dask_address=address)
+        return build_flow(config, called, dask_address=config.dask_address)
+
+
+@contextlib.contextmanager
+def prefect_api():
+    """The Prefect API of the build: the configured one (PREFECT_API_URL), else Prefect's
+    temporary server, started here with a watchdog process that stops it if this process dies
+    without cleaning up. Prefect stops the server when the process exits normally, but a build
+    killed by SIGKILL (or the OOM killer) left it running for good."""
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():
+        yield
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()
+    server.start()
+    if server.server_process is not None:
+        stop_with_this_process(server.server_process.pid, "prefect.server.api.server")
+    with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
+        yield
+
+
+_WATCHDOG = """
+import os, signal, sys, time
+parent, target, marker = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode()
+while os.getppid() == parent:
+    time.sleep(1)
+for sig in (signal.SIGTERM, signal.SIGKILL):
+    try:
+        with open(f"/proc/{target}/cmdline", "rb") as f:
+            if marker not in f.read():
+                break  # gone, and the pid is not the same process any more
+        os.kill(target, sig)
+    except OSError:
+        break
+    time.sleep(3)
+"""
+
+
+_WATCHED: set[int] = set()
+
+
+def stop_with_this_process(pid: int, marker: str) -> None:
+    """Start a tiny watchdog process that ends process `pid` (whose command line contains
+    `marker`) once this process is gone (Linux; elsewhere nothing is started)."""
+    if pid in _WATCHED or not Path("/proc/self/cmdline").exists():
+        return
+    _WATCHED.add(pid)
+    import subprocess
+
+    subprocess.Popen(
+        [sys.executable, "-S", "-c", _WATCHDOG, str(os.getpid()), str(pid), marker],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 @contextlib.contextmanager
 def local_dask_cluster(workers: int):
     """A temporary local Dask cluster whose worker processes use this process's Prefect API
-    (starting the temporary Prefect server first if none is configured), so that workers do
-    not each boot their own temporary server."""
+    (`prefect_api`), so that workers do not each boot their own temporary server."""
     from distributed import LocalCluster
     from prefect.settings import PREFECT_API_URL
 
-    api_url = PREFECT_API_URL.value()
-    if not api_url:
-        from prefect.server.api.server import SubprocessASGIServer
-
-        server = SubprocessASGIServer()
-        server.start()
-        api_url = server.api_url
     env = {
-        "PREFECT_API_URL": api_url,
+        "PREFECT_API_URL": PREFECT_API_URL.value(),
         "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"),
     }
     with LocalCluster(
@@ -548,6 +599,7 @@ def assemble(
     arrow = {name: manifests.to_table(name, rows) for name, rows in tables.items()}
     for name, table in arrow.items():
         manifests.write_table(table, staging / "manifest" / f"{name}.parquet")
+    release.pause_point("assemble")
     known = {
         f"objects/{o['object_id']}/{name}": digest
         for o in accepted

@@ -1,0 +1,196 @@
+"""Kill and resume: `arena build` subprocesses over a 200-object generated library are killed
+with SIGKILL during discovery, mid-batches and during assembly and publishing, then rerun. The
+final release equals an uninterrupted build (same content hash), nothing half-written is ever
+visible at --out (an earlier release stays whole), staging folders of killed builds are removed
+by the next build, and the killed build's worker processes do not linger.
+
+The phase is found from the cache filling up (mid-batches) or the build's test hook
+(`flows.release.pause_point`: ARENA_TEST_PAUSE_AT=discover|assemble|publish makes the build
+wait at that point until it is killed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from flows import release
+from flows.build import BuildConfig, build_release
+from flows.generate import generate_library
+from normalize.sources import load_sources
+
+pytestmark = pytest.mark.slow
+
+ARENA = Path(sys.executable).parent / "arena"
+N_OBJECTS = 200
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("kill") / "library"
+    generate_library(root, n=N_OBJECTS, seed=7)
+    return root
+
+
+@pytest.fixture(scope="module")
+def reference(library, tmp_path_factory) -> str:
+    """The content hash of an uninterrupted build (no cache)."""
+    out = tmp_path_factory.mktemp("kill_reference") / "release"
+    config = BuildConfig(
+        sources=load_sources(library / "sources.yaml"),
+        out=out,
+        version="kill",
+        runner="local",
+        workers=2,
+        live=False,
+    )
+    return build_release(config).content_hash
+
+
+class Build:
+    """One `arena build` subprocess, its combined output in a log file."""
+
+    def __init__(self, library, out, cache, *, pause=None, runner="local"):
+        env = {k: v for k, v in os.environ.items() if k != release.PAUSE_ENV}
+        if pause:
+            env[release.PAUSE_ENV] = pause
+        self.log = out.parent / f"build-{time.monotonic_ns()}.log"
+        command = [
+            str(ARENA),
+            "build",
+            "--sources",
+            str(library / "sources.yaml"),
+            "--out",
+            str(out),
+            "--cache-dir",
+            str(cache),
+            "--runner",
+            runner,
+            "--workers",
+            "2",
+            "--version",
+            "kill",
+        ]
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def wait_for(self, condition, timeout: float = 180.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.process.poll() is not None:
+                pytest.fail(f"the build ended ({self.process.returncode}) first:\n{self.output()}")
+            if time.monotonic() > deadline:
+                self.process.kill()
+                pytest.fail(f"timed out waiting:\n{self.output()}")
+            time.sleep(0.02)
+
+    def paused(self, point: str) -> None:
+        self.wait_for(lambda: f"paused at {point}" in self.output())
+
+    def kill(self) -> None:
+        """SIGKILL the build process only (as the OOM killer or a crash would), then check that
+        its descendants (worker processes) end on their own."""
+        descendants = psutil.Process(self.process.pid).children(recursive=True)
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        _, alive = psutil.wait_procs(descendants, timeout=20)
+        assert alive == [], f"processes left behind by the killed build: {alive}"
+
+    def finish(self, timeout: float = 300.0) -> str:
+        assert self.process.wait(timeout) == 0, self.output()
+        return self.output()
+
+
+def entries(cache: Path) -> int:
+    """Complete object entries in the cache (each renamed into place when whole)."""
+    return len(list((cache / "v1" / "entries").glob("*/*/entry.json")))
+
+
+def siblings(out: Path) -> list[str]:
+    """The build's own files beside --out: lock, staging folders, a release moved aside."""
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+
+
+def reused(output: str) -> int:
+    return int(re.search(r"(\d+) objects reused from the cache", output).group(1))
+
+
+def content_hash(out: Path) -> str:
+    return json.loads((out / "release.json").read_text())["content_hash"]
+
+
+def test_killed_builds_resume_to_the_uninterrupted_release(library, reference, tmp_path):
+    out, cache = tmp_path / "release", tmp_path / "cache"
+
+    # During discovery: nothing is at --out; the staging folder is left for the next build.
+    build = Build(library, out, cache, pause="discover")
+    build.paused("discover")
+    build.kill()
+    assert not out.exists()
+    assert any(name.startswith(".release.build-") for name in siblings(out))
+
+    # Mid-batches: the objects finished so far are in the cache, whole.
+    build = Build(library, out, cache)
+    build.wait_for(lambda: entries(cache) >= 30)
+    build.kill()
+    stored = entries(cache)
+    assert 30 <= stored < N_OBJECTS
+    assert not out.exists()
+
+    # The rerun reuses every stored object, computes the rest, cleans up after the killed ones.
+    output = Build(library, out, cache).finish()
+    assert reused(output) == stored
+    assert content_hash(out) == reference
+    assert siblings(out) == [], "staging folders and the lock of killed builds are gone"
+    assert release.verify_checksums(out) == []
+    first = (out / "release.json").read_bytes()
+
+    # During assembly of a rebuild: the release at --out stays whole and unchanged.
+    build = Build(library, out, cache, pause="assemble")
+    build.paused("assemble")
+    [staging] = [tmp_path / n for n in siblings(out) if n.startswith(".release.build-")]
+    assert (staging / "manifest" / "objects.parquet").is_file()
+    assert not (staging / "release.json").exists()
+    build.kill()
+    assert (out / "release.json").read_bytes() == first
+    assert release.verify_checksums(out) == []
+
+    # While publishing: --out holds a whole release at every moment (the new one, swapped in).
+    earlier = out.stat().st_ino
+    build = Build(library, out, cache, pause="publish")
+    build.paused("publish")
+    build.kill()
+    assert content_hash(out) == reference
+    assert release.verify_checksums(out) == []
+    assert out.stat().st_ino != earlier, "the new release was swapped in"
+
+    output = Build(library, out, cache).finish()
+    assert reused(output) == N_OBJECTS
+    assert content_hash(out) == reference
+    assert release.verify_checksums(out) == []
+    assert siblings(out) == []
+
+
+def test_killed_prefect_build_resumes(library, reference, tmp_path):
+    """The same with the Prefect runner (its temporary server included in what must end)."""
+    out, cache = tmp_path / "release", tmp_path / "cache"
+    build = Build(library, out, cache, runner="thread")
+    build.wait_for(lambda: entries(cache) >= 20)
+    build.kill()
+    stored = entries(cache)
+    assert not out.exists()
+    output = Build(library, out, cache, runner="thread").finish()
+    assert reused(output) == stored
+    assert content_hash(out) == reference
+    assert siblings(out) == []
