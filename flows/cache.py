@@ -82,14 +82,15 @@ def hash_inputs(paths, root: str | os.PathLike | None = None) -> dict[str, str]:
     """path -> digest for every path (sorted). With `root` (the source root), a path leading
     out of it (an entry that is a symlink to elsewhere) is never opened: its digest is
     OUTSIDE + where it leads, so re-pointing it still changes the key."""
-    from normalize.paths import is_inside
+    from normalize.paths import is_inside, memoized_realpaths, realpath
 
     out = {}
-    for path in sorted(str(p) for p in paths):
-        if root is not None and not is_inside(Path(path), Path(root)):
-            out[path] = OUTSIDE + os.path.realpath(path)
-        else:
-            out[path] = input_digest(path)
+    with memoized_realpaths():  # an object's inputs share a few folders
+        for path in sorted(str(p) for p in paths):
+            if root is not None and not is_inside(Path(path), Path(root)):
+                out[path] = OUTSIDE + realpath(path)
+            else:
+                out[path] = input_digest(path)
     return out
 
 
@@ -126,8 +127,15 @@ class CachedResult:
         """Recreate the cached object folder at `dest` (replacing what is there)."""
         if dest.exists():
             shutil.rmtree(dest)
+        for folder in sorted({(dest / name).parent for name in self.files}):
+            folder.mkdir(parents=True, exist_ok=True)
         for name, path in self.files.items():
-            link_or_copy(path, dest / name)
+            target = dest / name
+            try:
+                os.link(path, target)  # the stored file is read-only already: so is the link
+            except OSError:
+                shutil.copyfile(path, target)
+                os.chmod(target, READ_ONLY)
 
 
 class CacheCorrupt(Exception):

@@ -115,6 +115,19 @@ def current_versions() -> tuple[tuple[str, str], ...]:
     )
 
 
+_SOURCE_DIGESTS: dict[int, tuple[object, str]] = {}  # id(source) -> (source, its digest)
+
+
+def source_digest(source) -> str:
+    """sha256 of a source's configuration (`SourceConfig.as_dict()`), computed once per source
+    object: with thousands of allowance globs, serializing it for every object of a large
+    source cost more than the rest of a cache lookup."""
+    known = _SOURCE_DIGESTS.get(id(source))
+    if known is None or known[0] is not source:
+        known = _SOURCE_DIGESTS[id(source)] = (source, sha256_hex(canonical_json(source.as_dict())))
+    return known[1]
+
+
 def object_identity(
     candidate: Candidate, override: str | None, versions: tuple[tuple[str, str], ...]
 ) -> str:
@@ -125,7 +138,7 @@ def object_identity(
                 "object_id": candidate.object_id,
                 "source_id": candidate.source_id,
                 "entry": str(candidate.path),
-                "source": candidate.source.as_dict(),
+                "source": source_digest(candidate.source),
                 "versions": dict(versions),
                 "override": override,
             }
@@ -317,6 +330,13 @@ def cached_outcome(
         "seconds": {"cache": time.perf_counter() - started},
         "internal_error": False,
     }
+
+
+def lookup_batch(candidates: Iterable[Candidate], settings: BatchSettings) -> list[dict | None]:
+    """`cached_outcome` of each candidate (None: to compute); what worker processes run for
+    the lookups of a large source."""
+    cache = ObjectCache(settings.cache_dir)
+    return [cached_outcome(c, settings, cache) for c in candidates]
 
 
 def computed_outcome(

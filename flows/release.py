@@ -193,11 +193,13 @@ def write_checksums(root: Path, known: Mapping[str, str] | None = None) -> dict[
     are hashed. Returns the full mapping."""
     known = dict(known or {})
     digests = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        name = path.relative_to(root).as_posix()
-        if name == CHECKSUMS:
-            continue
-        digests[name] = known.get(name) or sha256_file(path)
+    for folder, _, files in os.walk(root):  # scandir: 20,000 object folders in seconds
+        relative = os.path.relpath(folder, root)
+        prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
+        for file in files:
+            name, path = prefix + file, Path(folder, file)
+            if name != CHECKSUMS and path.is_file():
+                digests[name] = known.get(name) or sha256_file(path)
     text = "".join(f"{d}  {name}\n" for name, d in sorted(digests.items()))
     (root / CHECKSUMS).write_text(text, encoding="utf-8")
     return digests

@@ -190,8 +190,10 @@ def overrides_file(path: Path) -> Path | None:
 def discover(source: SourceConfig) -> list[Candidate]:
     """Every candidate of a source, sorted by source_id (delegates to the format's adapter)."""
     from normalize.adapters import get_adapter
+    from normalize.paths import memoized_realpaths
 
-    candidates = get_adapter(source.format).discover(source)
+    with memoized_realpaths():  # thousands of candidates in a few folders
+        candidates = get_adapter(source.format).discover(source)
     return sorted(candidates, key=lambda c: c.source_id)
 
 

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import schemas
-from flows import release
+from flows import build, release
 from flows.build import BuildConfig, build_release
 from flows.generate import generate_library
 from flows.manifests import TABLES
@@ -21,15 +21,15 @@ pytestmark = pytest.mark.slow
 N_OBJECTS = 300
 
 
-def test_generated_library_of_300_objects_builds_into_a_valid_release(tmp_path):
+def test_generated_library_of_300_objects_builds_into_a_valid_release(tmp_path, monkeypatch):
     library = tmp_path / "library"
     generate_library(library, n=N_OBJECTS, seed=1)
     sources = load_sources(library / "sources.yaml")
     discovered = {s.name: len(discover(s)) for s in sources}
     assert sum(discovered.values()) == N_OBJECTS
-    out = tmp_path / "release"
-    result = build_release(
-        BuildConfig(
+
+    def config(out):
+        return BuildConfig(
             sources=sources,
             out=out,
             version="scale",
@@ -38,7 +38,9 @@ def test_generated_library_of_300_objects_builds_into_a_valid_release(tmp_path):
             cache_dir=tmp_path / "cache",
             live=False,
         )
-    )
+
+    out = tmp_path / "release"
+    result = build_release(config(out))
 
     info = json.loads((out / "release.json").read_text())
     schemas.validate(info, "release")
@@ -73,3 +75,13 @@ def test_generated_library_of_300_objects_builds_into_a_valid_release(tmp_path):
         "export",
         "assemble",
     }
+
+    # the warm rebuild, with every source looked up by the worker processes (as sources of
+    # 1,000 objects and more are)
+    monkeypatch.setattr(build, "LOOKUPS_IN_WORKERS", 1)
+    warm = build_release(config(tmp_path / "warm"))
+    assert warm.cached == N_OBJECTS and warm.computed == []
+    assert warm.content_hash == result.content_hash
+    for table in TABLES:
+        path = f"manifest/{table}.parquet"
+        assert (tmp_path / "warm" / path).read_bytes() == (out / path).read_bytes()
