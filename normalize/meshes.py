@@ -57,7 +57,7 @@ MESH_DENSITY = 1000.0  # kg/m^3, water: the uniform density of computed inertial
 SHELL_THICKNESS = 0.001  # m: flat meshes (no enclosed volume) are weighed as a thin shell
 MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf")
 MAX_MESH_BYTES = 256 * 1024 * 1024
-CACHE_BYTES = 1024 * 1024 * 1024  # arrays kept in the in-process mesh cache
+CACHE_BYTES = 256 * 1024 * 1024  # arrays kept in memory per process (the disk store has the rest)
 CAPSULE_SECTIONS = 32
 
 TIMING: dict[str, float] = {"load": 0.0, "bounds": 0.0, "mass": 0.0, "write": 0.0}
