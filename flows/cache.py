@@ -82,13 +82,15 @@ def hash_inputs(paths, root: str | os.PathLike | None = None) -> dict[str, str]:
     """path -> digest for every path (sorted). With `root` (the source root), a path leading
     out of it (an entry that is a symlink to elsewhere) is never opened: its digest is
     OUTSIDE + where it leads, so re-pointing it still changes the key."""
-    from normalize.paths import is_inside, memoized_realpaths, realpath
+    from normalize.paths import memoized_realpaths, realpath
 
     out = {}
     with memoized_realpaths():  # an object's inputs share a few folders
+        inside = None if root is None else realpath(root).rstrip(os.sep) + os.sep
         for path in sorted(str(p) for p in paths):
-            if root is not None and not is_inside(Path(path), Path(root)):
-                out[path] = OUTSIDE + realpath(path)
+            real = realpath(path) if inside else None
+            if real is not None and not (real + os.sep).startswith(inside):
+                out[path] = OUTSIDE + real  # as normalize.paths.is_inside decides
             else:
                 out[path] = input_digest(path)
     return out
@@ -127,10 +129,11 @@ class CachedResult:
         """Recreate the cached object folder at `dest` (replacing what is there)."""
         if dest.exists():
             shutil.rmtree(dest)
-        for folder in sorted({(dest / name).parent for name in self.files}):
-            folder.mkdir(parents=True, exist_ok=True)
+        dest = str(dest)
+        for folder in sorted({os.path.dirname(os.path.join(dest, n)) for n in self.files}):
+            os.makedirs(folder, exist_ok=True)
         for name, path in self.files.items():
-            target = dest / name
+            target = os.path.join(dest, name)
             try:
                 os.link(path, target)  # the stored file is read-only already: so is the link
             except OSError:
@@ -178,27 +181,39 @@ class ObjectCache:
             return None
 
     def _read_entry(self, entry_dir: Path, identity: str, inputs: dict) -> CachedResult:
+        # entry.json is canonical JSON, so its "checksum" key comes first: the checksum covers
+        # exactly the bytes after it, checked without decoding and encoding the entry again.
+        head = b'{"checksum":"'
         try:
-            entry = json.loads((entry_dir / "entry.json").read_bytes())
-            checksum = entry.pop("checksum")
-        except (OSError, ValueError, KeyError, AttributeError) as exc:
+            data = (entry_dir / "entry.json").read_bytes()
+        except OSError as exc:
             raise CacheCorrupt(f"unreadable entry.json: {exc}") from exc
-        if sha256_hex(canonical_json(entry)) != checksum:
+        checksum, rest = data[len(head) : len(head) + 64], data[len(head) + 64 :]
+        if not data.startswith(head) or not rest.startswith(b'",'):
+            raise CacheCorrupt("entry.json does not start with its checksum")
+        body = b"{" + rest[2:]
+        if sha256_hex(body).encode() != checksum:
             raise CacheCorrupt("entry.json checksum mismatch")
+        try:
+            entry = json.loads(body)
+        except ValueError as exc:
+            raise CacheCorrupt(f"unreadable entry.json: {exc}") from exc
         if entry.get("format") != FORMAT or entry.get("identity") != identity:
             raise CacheCorrupt("entry belongs to another object or format")
         if entry.get("inputs") != inputs:
             raise CacheCorrupt("entry inputs differ from its key")
         files = {}
+        stored = os.path.join(entry_dir, "files")
         for name, digest in entry["files"].items():
-            path = entry_dir / "files" / name
+            path = os.path.join(stored, name)
             try:
-                data = path.read_bytes()
+                with open(path, "rb") as f:
+                    data = f.read()
             except OSError as exc:
                 raise CacheCorrupt(f"missing file {name}") from exc
             if sha256_hex(data) != digest:
                 raise CacheCorrupt(f"file {name} does not match its digest")
-            files[name] = path
+            files[name] = Path(path)
         return CachedResult(outcome=entry["outcome"], files=files, inputs=inputs)
 
     def _discard(self, entry_dir: Path) -> None:

@@ -196,10 +196,10 @@ def write_checksums(root: Path, known: Mapping[str, str] | None = None) -> dict[
     for folder, _, files in os.walk(root):  # scandir: 20,000 object folders in seconds
         relative = os.path.relpath(folder, root)
         prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
-        for file in files:
-            name, path = prefix + file, Path(folder, file)
-            if name != CHECKSUMS and path.is_file():
-                digests[name] = known.get(name) or sha256_file(path)
+        for file in files:  # (a staging folder holds regular files only)
+            name = prefix + file
+            if name != CHECKSUMS:
+                digests[name] = known.get(name) or sha256_file(Path(folder, file))
     text = "".join(f"{d}  {name}\n" for name, d in sorted(digests.items()))
     (root / CHECKSUMS).write_text(text, encoding="utf-8")
     return digests
