@@ -10,7 +10,6 @@ settings behave exactly as in MuJoCo. The mapping to the canonical model is in d
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,8 +22,8 @@ from normalize.meshes import MESH_SUFFIXES
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic, SourceInfo
 from normalize.mujoco_warnings import captured
 from normalize.multidof import decompose_joint
-from normalize.paths import confine, is_inside
-from normalize.safe_xml import parse_xml
+from normalize.paths import confine, is_inside, realpath
+from normalize.safe_xml import parse_xml_bytes, read_limited
 from normalize.sources import Candidate, SourceConfig, entry_paths
 from normalize.transforms import from_rotation_translation, invert
 
@@ -47,13 +46,13 @@ def discover_xml_entries(source: SourceConfig, pattern: str, included_by) -> lis
         if not path.is_file() or not is_inside(path, root):
             continue  # refused when loaded; never read outside the root
         try:
-            included.update(Path(os.path.realpath(p)) for p in included_by(path))
+            included.update(Path(realpath(p)) for p in included_by(path))
         except AssetError:
             continue
     return [
         Candidate(source, p.relative_to(root).with_suffix("").as_posix(), p)
         for p in files
-        if Path(os.path.realpath(p)) not in included
+        if Path(realpath(p)) not in included
     ]
 
 
@@ -96,7 +95,7 @@ def scan_mjcf(
     kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
 
     def visit(xml_file: Path, chain: tuple[Path, ...]) -> None:
-        real = Path(os.path.realpath(xml_file))
+        real = Path(realpath(xml_file))
         if real in chain:
             names = " -> ".join(p.name for p in (*chain, real))
             raise AssetError(
@@ -107,7 +106,11 @@ def scan_mjcf(
                 element="include",
             )
         confine(xml_file, root, referrer=str(chain[-1]) if chain else None)
-        tree = parse_xml(xml_file, **kwargs)
+        data = read_limited(xml_file, **kwargs)
+        if not assets and b"include" not in data:
+            scan.files.append(xml_file)  # discovery: a file without the word includes nothing
+            return
+        tree = parse_xml_bytes(data, xml_file)
         scan.root_tag = scan.root_tag or str(tree.tag)
         scan.files.append(xml_file)
         trees.append((xml_file, tree))

@@ -23,8 +23,8 @@ from normalize.errors import AssetError, ClosedLoopError, DuplicateNameError
 from normalize.meshes import resolve_mesh_file
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic, SourceInfo
 from normalize.multidof import decompose_joint
-from normalize.paths import confine, resolve_reference
-from normalize.safe_xml import parse_xml
+from normalize.paths import confine, realpath, resolve_reference
+from normalize.safe_xml import parse_xml, parse_xml_bytes, read_limited
 from normalize.sources import Candidate, SourceConfig
 from normalize.transforms import from_rotation_translation, invert, make_transform
 
@@ -830,10 +830,13 @@ def _sdf_includes(path: Path, root: Path) -> list[Path]:
     (and is rejected when loaded) instead of vanishing as "included" by its own cycle."""
     out: list[Path] = []
     stack = [path]
-    entry = Path(os.path.realpath(path))
+    entry = Path(realpath(path))
     while stack:
         current = stack.pop()
-        xml = parse_xml(current)
+        data = read_limited(current)
+        if b"include" not in data:
+            continue  # a file without the word includes nothing: no need to parse it here
+        xml = parse_xml_bytes(data, current)
         for include in xml.iter("include"):
             uri = _text(include, "uri")
             if not uri:
@@ -842,7 +845,7 @@ def _sdf_includes(path: Path, root: Path) -> list[Path]:
                 target = include_target(uri, current, root)
             except AssetError:
                 continue
-            real = Path(os.path.realpath(target))
+            real = Path(realpath(target))
             if real == entry:
                 raise AssetError(
                     f"include cycle back to {path.name}",
