@@ -26,14 +26,15 @@ def rpy_to_matrix(rpy) -> np.ndarray:
 
 
 def matrix_to_rpy(rotation: np.ndarray) -> np.ndarray:
-    """Roll, pitch, yaw of a rotation (inverse of :func:`rpy_to_matrix`), well conditioned near
-    pitch = +-pi/2 (atan2 rather than arcsin)."""
+    """Roll, pitch, yaw of a rotation (inverse of :func:`rpy_to_matrix`), accurate to rounding
+    even at pitch = +-pi/2: pitch and yaw come from the first column, and roll from the rotation
+    that Rz(yaw) Ry(pitch) leaves, so an ill-conditioned yaw is absorbed by the roll."""
     r = np.asarray(rotation, dtype=float)
     cos_pitch = math.hypot(r[0, 0], r[1, 0])
     pitch = math.atan2(-r[2, 0], cos_pitch)
-    if cos_pitch < 1e-12:  # gimbal lock: put the remaining rotation into yaw
-        return np.array([0.0, pitch, math.atan2(-r[0, 1], r[1, 1])])
-    return np.array([math.atan2(r[2, 1], r[2, 2]), pitch, math.atan2(r[1, 0], r[0, 0])])
+    yaw = math.atan2(r[1, 0], r[0, 0]) if cos_pitch > 0.0 else 0.0
+    rest = rpy_to_matrix((0.0, pitch, yaw)).T @ r
+    return np.array([math.atan2(rest[2, 1], rest[1, 1]), pitch, yaw])
 
 
 def make_transform(xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0)) -> np.ndarray:

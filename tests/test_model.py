@@ -153,6 +153,16 @@ def test_rpy_round_trip():
     np.testing.assert_allclose(matrix_to_rpy(rpy_to_matrix(rpy)), rpy)
 
 
+@pytest.mark.parametrize(
+    "rpy", [(1.595674, -math.pi / 2, -1.595674), (0.3, math.pi / 2, 0.2), (2.0, -math.pi / 2, 1.0)]
+)
+def test_rpy_of_a_rotation_at_gimbal_lock_reproduces_the_rotation(rpy):
+    # At pitch +-pi/2 roll and yaw are not unique, but the rotation they give must be exact
+    # (a generated SDF cart lost 1e-7 rad of its wheel axis here).
+    rotation = rpy_to_matrix(rpy)
+    np.testing.assert_allclose(rpy_to_matrix(matrix_to_rpy(rotation)), rotation, atol=1e-15)
+
+
 def test_inertial_problems_detect_triangle_inequality():
     assert Inertial(1.0, [0, 0, 0], np.diag([1.0, 1.0, 1.5])).problems() == []
     assert "triangle" in Inertial(1.0, [0, 0, 0], np.diag([1.0, 1.0, 3.0])).problems()[0]
