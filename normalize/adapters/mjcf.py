@@ -65,10 +65,11 @@ def _include_targets(xml_file: Path, main_dir: Path, value: str) -> list[Path]:
     return out
 
 
-def _mjcf_includes(path: Path, root: Path) -> list[Path]:
+def _mjcf_includes(path: Path, source: SourceConfig) -> list[Path]:
     """Files `path` includes, directly or through its includes (for discovery; an include that
-    leaves the root raises AssetError and is never read)."""
-    return [p for p in scan_mjcf(path, root, assets=False).files if p != path]
+    leaves the root or exceeds the source's size limit raises AssetError and is never read)."""
+    scan = scan_mjcf(path, source.path, max_bytes=source.max_file_bytes, assets=False)
+    return [p for p in scan.files if p != path]
 
 
 # ----------------------------------------------------------------------------- safety scan
@@ -649,7 +650,7 @@ class MjcfAdapter:
     format = "mjcf"
 
     def discover(self, source: SourceConfig) -> list[Candidate]:
-        return discover_xml_entries(source, DEFAULT_ENTRY, lambda p: _mjcf_includes(p, source.path))
+        return discover_xml_entries(source, DEFAULT_ENTRY, lambda p: _mjcf_includes(p, source))
 
     def load(self, candidate: Candidate) -> ArticulatedObject:
         source = candidate.source

@@ -824,7 +824,7 @@ def include_target(uri: str, referrer: Path, root: Path, package_roots=()) -> Pa
     return target
 
 
-def _sdf_includes(path: Path, root: Path) -> list[Path]:
+def _sdf_includes(path: Path, root: Path, max_bytes: int) -> list[Path]:
     """Files `path` includes, directly or through its includes (for discovery). Raises
     `sdf.include_cycle` when the includes lead back to `path`: such a file stays a candidate
     (and is rejected when loaded) instead of vanishing as "included" by its own cycle."""
@@ -833,7 +833,7 @@ def _sdf_includes(path: Path, root: Path) -> list[Path]:
     entry = Path(realpath(path))
     while stack:
         current = stack.pop()
-        data = read_limited(current)
+        data = read_limited(current, max_bytes)
         if b"include" not in data:
             continue  # a file without the word includes nothing: no need to parse it here
         xml = parse_xml_bytes(data, current)
@@ -865,7 +865,9 @@ class SdfAdapter:
     format = "sdf"
 
     def discover(self, source: SourceConfig) -> list[Candidate]:
-        return discover_xml_entries(source, DEFAULT_ENTRY, lambda p: _sdf_includes(p, source.path))
+        return discover_xml_entries(
+            source, DEFAULT_ENTRY, lambda p: _sdf_includes(p, source.path, source.max_file_bytes)
+        )
 
     def load(self, candidate: Candidate) -> ArticulatedObject:
         source = candidate.source
