@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_normalize_urdf import BOX_OBJ
+from verify_assets import write
 
 from normalize import meshes
 from normalize.errors import AssetError
@@ -24,16 +25,7 @@ URDF = """<?xml version="1.0"?>
 
 
 def normalize_with(tmp_path, mesh_name: str, files: dict):
-    root = tmp_path / "lib"
-    root.mkdir(exist_ok=True)
-    (root / "r.urdf").write_text(URDF.format(mesh=mesh_name))
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
+    root = write(tmp_path / "lib", {"r.urdf": URDF.format(mesh=mesh_name), **files})
     (candidate,) = discover(SourceConfig(name="lib", format="urdf", path=root, license="x"))
     return normalize_candidate(candidate, tmp_path / "out")
 

@@ -13,6 +13,7 @@ import pytest
 import trimesh
 from scipy.spatial import cKDTree
 from scipy.spatial.transform import Rotation
+from verify_assets import write
 
 from normalize.adapters import get_adapter
 from normalize.adapters.mjcf import compile_mjcf, mujoco_names
@@ -283,16 +284,6 @@ def test_degrees_are_converted_and_ref_shifts_the_limits():
 
 
 # --------------------------------------------------------------------------- synthetic files
-def write(root: Path, files: dict[str, str | bytes]) -> None:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-
-
 def source_at(root: Path, **kw) -> SourceConfig:
     return SourceConfig(name="t", format="mjcf", path=root, license="test", **kw)
 

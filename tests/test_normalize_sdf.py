@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
+from verify_assets import write
 
 from normalize.adapters import get_adapter
 from normalize.adapters.sdf import read_joints
@@ -94,16 +95,6 @@ def test_four_bar_joints_are_read_before_the_loop_is_refused():
 
 
 # --------------------------------------------------------------------------- synthetic files
-def write(root: Path, files: dict[str, str | bytes]) -> None:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-
-
 def source_at(root: Path, **kw) -> SourceConfig:
     return SourceConfig(name="t", format="sdf", path=root, license="test", **kw)
 
