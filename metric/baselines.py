@@ -3,9 +3,10 @@
 A joint is the tuple (type, axis a, origin o, limits [l-, l+]). Scores, with their documented
 defects kept: type error 1[t1 != t2]; unsigned axis angle arccos(|a1 . a2|); origin error, the
 skew-line distance |(o1 - o2) . (a1 x a2)| / ||a1 x a2|| for rotating joints (undefined for
-parallel axes: reported as inf with a flag) and ||o1 - o2|| otherwise; limit range error
-||m1 - m2|| and direction error 1 - cos(m1, m2) with m = a (l+ - l-) (NaN when m is infinite or
-zero); success 1[same type, axis < tau_a, origin < tau_p].
+parallel axes: reported as inf with a flag, or on request as the distance between the two
+parallel lines ||(o1 - o2) x a2||, the skew-line distance's limit) and ||o1 - o2|| otherwise;
+limit range error ||m1 - m2|| and direction error 1 - cos(m1, m2) with m = a (l+ - l-) (NaN
+when m is infinite or zero); success 1[same type, axis < tau_a, origin < tau_p].
 """
 
 from __future__ import annotations
@@ -63,13 +64,22 @@ def _unit(axis: np.ndarray) -> np.ndarray:
 
 
 def component_scores(
-    pred: JointParameters, gt: JointParameters, tau_axis: float = 0.25, tau_origin: float = 0.05
+    pred: JointParameters,
+    gt: JointParameters,
+    tau_axis: float = 0.25,
+    tau_origin: float = 0.05,
+    parallel: str = "inf",
 ) -> ComponentScores:
-    """Scores of predicted joints against ground-truth joints, pair by pair (N,).
+    """Scores of predicted joints against ground-truth joints, pair by pair (N, N >= 0).
 
     The origin error follows the type of `pred` (the reference package does the same; success
-    only looks at it when the types agree). Axes are normalized here.
+    only looks at it when the types agree). Axes are normalized here. `parallel` is the origin
+    error of rotating joints with parallel axes (flagged in `origin_parallel` either way):
+    "inf" as the template reports it (such a pair never succeeds), or "line" for the distance
+    between the two parallel lines, so an exactly right hinge succeeds.
     """
+    if parallel not in ("inf", "line"):
+        raise ValueError(f"parallel must be 'inf' or 'line', got {parallel!r}")
     n = pred.types.shape[0]
     if gt.types.shape[0] != n:
         raise ValueError(f"pred has {n} joints, gt has {gt.types.shape[0]}")
@@ -80,9 +90,10 @@ def component_scores(
     cross = np.cross(a1, a2)
     cross_norm = np.linalg.norm(cross, axis=1)
     offset = pred.origin - gt.origin
-    parallel = ~(cross_norm >= PARALLEL_EPS)
-    skew = np.abs(np.einsum("ni,ni->n", offset, cross)) / np.where(parallel, 1.0, cross_norm)
-    skew = np.where(parallel, np.inf, skew)
+    is_parallel = ~(cross_norm >= PARALLEL_EPS)
+    skew = np.abs(np.einsum("ni,ni->n", offset, cross)) / np.where(is_parallel, 1.0, cross_norm)
+    line_gap = np.linalg.norm(np.cross(offset, a2), axis=1) if parallel == "line" else np.inf
+    skew = np.where(is_parallel, line_gap, skew)
     rotating = np.isin(pred.types, _ROTATING)
     origin_error = np.where(rotating, skew, np.linalg.norm(offset, axis=1))
 
@@ -101,7 +112,7 @@ def component_scores(
         type_error=type_error,
         axis_error=axis_error,
         origin_error=origin_error,
-        origin_parallel=rotating & parallel,
+        origin_parallel=rotating & is_parallel,
         limit_range=limit_range,
         limit_direction=limit_direction,
         success=success,

@@ -72,6 +72,32 @@ def test_table3_row3_near_parallel_axes():
     assert e[0] > e[1] > e[2] > e[3] == 0.0
 
 
+def test_parallel_axes_measured_as_line_distance_on_request():
+    """parallel="line": parallel hinges 0.03 m apart (origins also moved 0.5 m along the axis)
+    have origin error 0.03 and succeed; the default keeps the template's inf (a failure).
+    Non-parallel pairs and an empty batch are scored the same either way."""
+    gt = _params(["revolute", "revolute"], [[0, 0, 1], [0, 0, 1]], np.zeros((2, 3)), [0, 0], [1, 1])
+    pred = _params(
+        ["revolute", "revolute"],
+        [[0, 0, -1], [0, 0.1, 1]],
+        [[0.03, 0, 0.5], [0.02, 0, 0]],
+        [0, 0],
+        [1, 1],
+    )
+    default = metric.component_scores(pred, gt)
+    line = metric.component_scores(pred, gt, parallel="line")
+    assert np.isinf(default.origin_error[0]) and not default.success[0]
+    assert line.origin_error[0] == pytest.approx(0.03, rel=1e-12) and line.success[0]
+    assert default.origin_parallel.tolist() == line.origin_parallel.tolist() == [True, False]
+    assert line.origin_error[1] == default.origin_error[1] == pytest.approx(0.02, rel=1e-12)
+    assert line.success[1] == default.success[1]
+    empty = _params(np.array([], dtype=str), np.zeros((0, 3)), np.zeros((0, 3)), [], [])
+    none = metric.component_scores(empty, empty, parallel="line")
+    assert none.origin_error.shape == none.success.shape == (0,)
+    with pytest.raises(ValueError, match="parallel must be"):
+        metric.component_scores(pred, gt, parallel="zero")
+
+
 def test_table3_row4_prismatic_origin_moved_along_the_part():
     gt = _params("prismatic", [0, 1, 0], [0, 0, 0], [0.0], [0.3])
     pred = _params("prismatic", [0, 1, 0], [0.5, 0.2, -0.1], [0.0], [0.3])

@@ -27,6 +27,7 @@ from scipy.optimize import linear_sum_assignment
 
 from flows.scoring.objects import Kinematics, kinetic_grams
 from metric import (
+    ComponentScores,
     JointParameters,
     Joints,
     Tree,
@@ -206,9 +207,8 @@ class Comparison:
     match: the exact E^{phi,tree}_alpha and its edit script.
     pairs: component pairs (pred, gt): the matched pairs (ties broken), then the fixed pairs.
     fixed_pair: (P,) True for pairs added by `fixed_pairs`.
-    type_error, axis_error, origin_error, limit_range, limit_direction, success: (P,) prior
-    scores (origin error of parallel rotating axes: the distance between the two lines).
-    origin_parallel: (P,) True where that parallel-line distance was used.
+    scores: the (P,) prior scores, metric.ComponentScores (origin error of parallel rotating
+    axes: the distance between the two lines, flagged in origin_parallel).
     e_phi: (P,) E^phi_alpha of each pair (for a fixed pair: the moving joint's E^phi(J, J0)).
     finite: (P,) both joints have finite limits; e_b: (P,) E_B in metres where finite and the
     ground-truth child link has a valid mass distribution, NaN elsewhere.
@@ -218,13 +218,7 @@ class Comparison:
     pairs: list[tuple[int, int]]
     fixed_pair: np.ndarray
     e_phi: np.ndarray
-    type_error: np.ndarray
-    axis_error: np.ndarray
-    origin_error: np.ndarray
-    origin_parallel: np.ndarray
-    limit_range: np.ndarray
-    limit_direction: np.ndarray
-    success: np.ndarray
+    scores: ComponentScores
     finite: np.ndarray
     e_b: np.ndarray
 
@@ -254,31 +248,17 @@ def compare(
     pairs = matched + fixed_pairs(pred, gt, matched)
     p = np.array([i for i, _ in pairs], dtype=np.int64)
     g = np.array([k for _, k in pairs], dtype=np.int64)
-    n = len(pairs)
-    fixed_pair = np.arange(n) >= len(matched)
-    e_phi = joint_distance(pred.joints[p], gt.joints[g], gram, kappa) if n else np.zeros(0)
-    if n:
-        scores = component_scores(
-            _parameters(pred, p), _parameters(gt, g), tau_axis=tau_axis, tau_origin=tau_origin
-        )
-        parallel = scores.origin_parallel
-        # The skew-line distance is undefined for parallel axes; use the distance between the
-        # two parallel lines there (what the error tends to), so exact axes are not failures.
-        gt_axis = gt.axis[g] / np.linalg.norm(gt.axis[g], axis=1, keepdims=True)
-        line_gap = np.linalg.norm(np.cross(pred.point[p] - gt.point[g], gt_axis), axis=1)
-        origin_error = np.where(parallel, line_gap, scores.origin_error)
-        success = (scores.type_error == 0.0) & (scores.axis_error < tau_axis)
-        success &= origin_error < tau_origin
-        type_error, axis_error = scores.type_error, scores.axis_error
-        limit_range, limit_direction = scores.limit_range, scores.limit_direction
-    else:
-        empty = np.zeros(0)
-        type_error = axis_error = origin_error = limit_range = limit_direction = empty
-        parallel = success = np.zeros(0, dtype=bool)
-    finite = pred.joints.bounded[p] & gt.joints.bounded[g] if n else np.zeros(0, dtype=bool)
-    e_b = np.full(n, np.nan)
+    fixed_pair = np.arange(len(pairs)) >= len(matched)
+    e_phi = joint_distance(pred.joints[p], gt.joints[g], gram, kappa)
+    # The skew-line distance is undefined for parallel axes: use the distance between the two
+    # parallel lines there (what the error tends to), so exact hinges are not failures.
+    scores = component_scores(
+        _parameters(pred, p), _parameters(gt, g), tau_axis, tau_origin, parallel="line"
+    )
+    finite = pred.joints.bounded[p] & gt.joints.bounded[g]
+    e_b = np.full(len(pairs), np.nan)
     grams, valid = kinetic_grams(gt)
-    usable = finite & valid[g] if n else finite
+    usable = finite & valid[g]
     if usable.any():
         e_b[usable] = joint_distance(pred.joints[p[usable]], gt.joints[g[usable]], grams[g[usable]])
     return Comparison(
@@ -286,13 +266,7 @@ def compare(
         pairs=pairs,
         fixed_pair=fixed_pair,
         e_phi=e_phi,
-        type_error=type_error,
-        axis_error=axis_error,
-        origin_error=origin_error,
-        origin_parallel=parallel,
-        limit_range=limit_range,
-        limit_direction=limit_direction,
-        success=success,
+        scores=scores,
         finite=finite,
         e_b=e_b,
     )
@@ -309,6 +283,7 @@ def object_values(c: Comparison, pred: Kinematics, gt: Kinematics) -> dict:
     """The per-object numbers of one comparison (columns of scores.parquet; None = undefined)."""
     terms = c.match.terms
     result = c.match.result
+    s = c.scores
     return {
         "n_pred_joints": int(pred.moving.sum()),
         "n_gt_joints": int(gt.moving.sum()),
@@ -316,13 +291,13 @@ def object_values(c: Comparison, pred: Kinematics, gt: Kinematics) -> dict:
         "n_fixed_pairs": int(c.fixed_pair.sum()),
         "n_unmatched_pred": len(c.match.unmatched_pred),
         "n_unmatched_gt": len(c.match.unmatched_gt),
-        "type_err_pct": _mean(c.type_error, 100.0),
-        "origin_err_m": _mean(c.origin_error),
-        "n_origin_parallel": int(c.origin_parallel.sum()),
-        "axis_err_rad": _mean(c.axis_error),
-        "limit_range": _mean(c.limit_range),
-        "limit_dir": _mean(c.limit_direction),
-        "succ_rate_pct": _mean(c.success.astype(float), 100.0),
+        "type_err_pct": _mean(s.type_error, 100.0),
+        "origin_err_m": _mean(s.origin_error),
+        "n_origin_parallel": int(s.origin_parallel.sum()),
+        "axis_err_rad": _mean(s.axis_error),
+        "limit_range": _mean(s.limit_range),
+        "limit_dir": _mean(s.limit_direction),
+        "succ_rate_pct": _mean(s.success.astype(float), 100.0),
         "n_finite_pairs": int(c.finite.sum()),
         "n_eb_pairs": int((~np.isnan(c.e_b)).sum()),
         "e_b_m": _mean(c.e_b),
