@@ -13,7 +13,6 @@ import contextlib
 import os
 from collections.abc import Iterator
 from contextvars import ContextVar
-from pathlib import Path
 
 _active: ContextVar[set[str] | None] = ContextVar("arena_recorded_inputs", default=None)
 
@@ -34,7 +33,3 @@ def recording() -> Iterator[set[str]]:
         yield inputs
     finally:
         _active.reset(token)
-
-
-def sorted_inputs(inputs: set[str]) -> list[Path]:
-    return [Path(p) for p in sorted(inputs)]

@@ -37,7 +37,6 @@ from normalize.errors import (
 from normalize.transforms import axis_angle_matrix
 
 JOINT_TYPES = ("fixed", "revolute", "prismatic", "continuous", "helical")
-MOVING_TYPES = ("revolute", "prismatic", "continuous", "helical")
 GEOMETRY_KINDS = ("mesh", "box", "cylinder", "sphere", "capsule")
 AXIS_UNIT_TOLERANCE = 1e-9
 

@@ -15,8 +15,6 @@ import schemas
 from normalize.errors import AssetError
 from normalize.safe_xml import MAX_XML_BYTES
 
-UP_AXES = ("x", "y", "z", "-x", "-y", "-z")
-
 
 class SourcesFileError(ValueError):
     """The sources file is unreadable or does not match `schemas/sources.schema.json`."""

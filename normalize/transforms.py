@@ -66,12 +66,3 @@ def axis_angle_matrix(axis, angle: float) -> np.ndarray:
     a = np.asarray(axis, dtype=float)
     k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
     return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
-
-
-def is_rotation(rotation: np.ndarray, tol: float = 1e-6) -> bool:
-    r = np.asarray(rotation, dtype=float)
-    return bool(
-        np.all(np.isfinite(r))
-        and np.allclose(r @ r.T, np.eye(3), atol=tol)
-        and abs(np.linalg.det(r) - 1.0) < tol
-    )

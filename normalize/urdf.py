@@ -420,10 +420,6 @@ class _Reader:
                 extra_links, new_joints = self.joint(node, drake=bool(namespace))
                 links.extend(extra_links)
                 joints.extend(new_joints)
-            elif node.tag == "drake:joint":
-                extra_links, new_joints = self.joint(node, drake=True)
-                links.extend(extra_links)
-                joints.extend(new_joints)
         declared = {link.name for link in links}
         if "world" not in declared and any(j.parent == "world" for j in joints):
             links.insert(0, Link("world"))
