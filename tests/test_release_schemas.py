@@ -46,7 +46,7 @@ def test_arrow_and_json_schema_agree(table):
     assert schema["required"] == arrow.names, "every column is present in every row"
     assert schema["additionalProperties"] is False
     for field in arrow:
-        prop = {k: v for k, v in schema["properties"][field.name].items()}
+        prop = schema["properties"][field.name]
         expected = json_type(field.type)
         if field.nullable:
             expected["type"] = [expected["type"], "null"]

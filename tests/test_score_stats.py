@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 import pytest
+from test_release_schemas import json_type
 
 import schemas
 from flows.score import SCORES
@@ -79,27 +79,6 @@ def test_method_streams_do_not_depend_on_other_methods():
     assert not np.array_equal(a, rng_for(0, "method-b").integers(0, 1000, 5))
     pair = rng_for(0, "a", "b").integers(0, 1000, 5)
     assert not np.array_equal(pair, rng_for(0, "b", "a").integers(0, 1000, 5))
-
-
-def json_type(arrow_type: pa.DataType) -> dict:
-    if pa.types.is_string(arrow_type):
-        return {"type": "string"}
-    if pa.types.is_integer(arrow_type):
-        return {"type": "integer"}
-    if pa.types.is_floating(arrow_type):
-        return {"type": "number"}
-    if pa.types.is_boolean(arrow_type):
-        return {"type": "boolean"}
-    if pa.types.is_list(arrow_type):
-        return {"type": "array", "items": json_type(arrow_type.value_type)}
-    if pa.types.is_struct(arrow_type):
-        return {
-            "type": "object",
-            "additionalProperties": False,
-            "required": [f.name for f in arrow_type],
-            "properties": {f.name: json_type(f.type) for f in arrow_type},
-        }
-    raise AssertionError(f"no JSON counterpart for {arrow_type}")
 
 
 def test_scores_arrow_and_json_schema_agree():
