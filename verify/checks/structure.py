@@ -52,7 +52,8 @@ def run(ctx: Context) -> list[CheckResult]:
     out: list[CheckResult] = []
 
     children = [j.child for j in obj.joints]
-    roots = [name for name in link_names if name not in set(children)]
+    has_parent = set(children)
+    roots = [name for name in link_names if name not in has_parent]
     out.append(
         single(
             "structure.single_root",
