@@ -138,13 +138,6 @@ def canonical_placement(
 
 
 # --------------------------------------------------------------------------- inertials
-def _moved_inertial(inertial: Inertial, pose: np.ndarray) -> Inertial:
-    rot = pose[:3, :3]
-    return replace(
-        inertial, com=rot @ inertial.com + pose[:3, 3], inertia=rot @ inertial.inertia @ rot.T
-    )
-
-
 def combine_inertials(parts: list[Inertial], method: str | None = None) -> Inertial | None:
     """One inertial for rigidly joined parts expressed in the same frame (parallel axis)."""
     parts = [p for p in parts if p.mass > 0]
@@ -268,11 +261,11 @@ def contract_fixed(obj: ArticulatedObject) -> tuple[ArticulatedObject, list[Chan
             continue
         visuals, collisions, inertials, source_names = [], [], [], []
         for name in names:
-            link, pose = obj.link_map[name], group[name][1]
-            visuals += [replace(g, origin=pose @ g.origin) for g in link.visuals]
-            collisions += [replace(g, origin=pose @ g.origin) for g in link.collisions]
+            link = obj.link_map[name].reexpressed(group[name][1])
+            visuals += link.visuals
+            collisions += link.collisions
             if link.inertial is not None:
-                inertials.append(_moved_inertial(link.inertial, pose))
+                inertials.append(link.inertial)
             source_names += link.source_names
         links.append(
             Link(

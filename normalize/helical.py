@@ -24,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 
 from normalize.changes import Change
-from normalize.model import ArticulatedObject, Geometry, Joint, Link, Mimic
+from normalize.model import ArticulatedObject, Joint, Link, Mimic
 
 PARALLEL_TOLERANCE = 1e-9
 ROTATIONAL = ("continuous", "revolute")
@@ -35,28 +35,6 @@ def _massless(link: Link) -> bool:
         not link.visuals
         and not link.collisions
         and (link.inertial is None or link.inertial.mass == 0.0)
-    )
-
-
-def _reexpressed(link: Link, offset: np.ndarray) -> Link:
-    """`link` with its contents moved into a new link frame F' where old frame = F' @ offset."""
-
-    def geometry(g: Geometry) -> Geometry:
-        return replace(g, origin=offset @ g.origin)
-
-    inertial = link.inertial
-    if inertial is not None:
-        rot = offset[:3, :3]
-        inertial = replace(
-            inertial,
-            com=rot @ inertial.com + offset[:3, 3],
-            inertia=rot @ inertial.inertia @ rot.T,
-        )
-    return replace(
-        link,
-        visuals=tuple(geometry(g) for g in link.visuals),
-        collisions=tuple(geometry(g) for g in link.collisions),
-        inertial=inertial,
     )
 
 
@@ -192,7 +170,7 @@ def _find_pair(obj: ArticulatedObject):
                     joint = replace(joint, origin=moved @ joint.origin)
                 joints.append(joint)
         links = [
-            _reexpressed(link, moved) if (moved is not None and link.name == b.child) else link
+            link.reexpressed(moved) if (moved is not None and link.name == b.child) else link
             for link in obj.links
             if link.name != middle.name
         ]

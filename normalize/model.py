@@ -135,6 +135,24 @@ class Link:
         object.__setattr__(self, "collisions", tuple(self.collisions))
         object.__setattr__(self, "source_names", tuple(self.source_names) or (self.name,))
 
+    def reexpressed(self, pose: np.ndarray) -> Link:
+        """The same link with its shapes and inertial expressed in a new link frame, in which
+        the current link frame has the 4x4 `pose`."""
+        inertial = self.inertial
+        if inertial is not None:
+            rot = pose[:3, :3]
+            inertial = replace(
+                inertial,
+                com=rot @ inertial.com + pose[:3, 3],
+                inertia=rot @ inertial.inertia @ rot.T,
+            )
+        return replace(
+            self,
+            visuals=tuple(replace(g, origin=pose @ g.origin) for g in self.visuals),
+            collisions=tuple(replace(g, origin=pose @ g.origin) for g in self.collisions),
+            inertial=inertial,
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class Mimic:
@@ -547,36 +565,31 @@ class ArticulatedObject:
             out[:3, 3] *= s
             return out
 
-        def place(pose: np.ndarray, link_name: str) -> np.ndarray:
-            pose = scaled_pose(pose)
-            return transform @ pose if link_name == self.root else pose
-
-        def geometry(g: Geometry, link_name: str) -> Geometry:
+        def geometry(g: Geometry) -> Geometry:
             size = tuple(v * s for v in g.size)
-            return replace(g, origin=place(g.origin, link_name), scale=g.scale * s, size=size)
+            return replace(g, origin=scaled_pose(g.origin), scale=g.scale * s, size=size)
 
         links = []
         for link in self.links:
             inertial = link.inertial
             if inertial is not None:
-                com = inertial.com * s
-                inertia = inertial.inertia * s**5
-                if link.name == self.root:
-                    rot = transform[:3, :3]
-                    com = rot @ com + transform[:3, 3]
-                    inertia = rot @ inertia @ rot.T
-                inertial = replace(inertial, mass=inertial.mass * s**3, com=com, inertia=inertia)
-            links.append(
-                replace(
-                    link,
-                    visuals=tuple(geometry(g, link.name) for g in link.visuals),
-                    collisions=tuple(geometry(g, link.name) for g in link.collisions),
-                    inertial=inertial,
+                inertial = replace(
+                    inertial,
+                    mass=inertial.mass * s**3,
+                    com=inertial.com * s,
+                    inertia=inertial.inertia * s**5,
                 )
+            link = replace(
+                link,
+                visuals=tuple(geometry(g) for g in link.visuals),
+                collisions=tuple(geometry(g) for g in link.collisions),
+                inertial=inertial,
             )
+            links.append(link.reexpressed(transform) if link.name == self.root else link)
         joints = []
         for joint in self.joints:
-            changes: dict = {"origin": place(joint.origin, joint.parent)}
+            origin = scaled_pose(joint.origin)
+            changes: dict = {"origin": transform @ origin if joint.parent == self.root else origin}
             if joint.type == "prismatic":
                 changes.update(lower=joint.lower * s, upper=joint.upper * s)
             elif joint.type == "helical":
