@@ -174,10 +174,11 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def folder_files(folder: Path) -> list[str]:
-    """Every regular file under `folder`, as sorted '/'-separated relative paths."""
+def folder_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every regular file under `folder`, by sorted '/'-separated relative path."""
     folder = Path(folder)
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    return {name: sha256_file(folder / name) for name in names}
 
 
 def digest_listing(entries: Iterable[tuple[str, str]]) -> str:
@@ -279,6 +280,7 @@ def object_row(
     source_path: str,
     license: str,
     object_dir: Path,
+    files: Mapping[str, str],
     urdf_path: str,
     scale: float,
     assignment: Mapping,
@@ -288,12 +290,12 @@ def object_row(
     convention_version: str,
 ) -> dict:
     """The objects-table row of one accepted object. `urdf_path` is relative to the release
-    root; `object_dir` is where the object's files are now. `split` and `eval200` are filled in
-    when the release is assembled (eval200 depends on the whole release)."""
+    root; `object_dir` is where the object's files are now and `files` their digests
+    (`folder_digests(object_dir)`). `split` and `eval200` are filled in when the release is
+    assembled (eval200 depends on the whole release)."""
     object_dir = Path(object_dir)
     urdf_name = Path(urdf_path).name
-    digests = {name: sha256_file(object_dir / name) for name in folder_files(object_dir)}
-    assets = [(name, d) for name, d in digests.items() if name != urdf_name]
+    assets = [(name, d) for name, d in files.items() if name != urdf_name]
     types = [j.type for j in obj.joints]
     bbox_min, bbox_max = bounding_box(obj, object_dir)
     return {
@@ -316,10 +318,10 @@ def object_row(
         "n_helical": types.count("helical"),
         "n_mimic": sum(j.mimic is not None for j in obj.joints),
         "urdf_path": urdf_path,
-        "urdf_sha256": digests[urdf_name],
+        "urdf_sha256": files[urdf_name],
         "assets_sha256": digest_listing(assets),
-        "n_files": len(digests),
-        "total_bytes": sum((object_dir / name).stat().st_size for name in digests),
+        "n_files": len(files),
+        "total_bytes": sum((object_dir / name).stat().st_size for name in files),
         "bbox_min": bbox_min,
         "bbox_max": bbox_max,
         "scale": float(scale),

@@ -260,11 +260,13 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         seconds["taxonomy"] = time.perf_counter() - t
 
         t = time.perf_counter()
+        files = manifests.folder_digests(object_dir)
         row = manifests.object_row(
             result.object,
             **_base(candidate),
             license=candidate.source.license,
             object_dir=object_dir,
+            files=files,
             urdf_path=f"objects/{candidate.object_id}/{urdf_name}",
             scale=result.scale,
             assignment={
@@ -284,10 +286,6 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
             "joints": manifests.joint_rows(result.object, candidate.object_id),
             "links": manifests.link_rows(result.object, candidate.object_id, object_dir),
             "review": taxonomy.review_rows([assignment]),
-        }
-        files = {
-            name: manifests.sha256_file(object_dir / name)
-            for name in manifests.folder_files(object_dir)
         }
         seconds["export"] += time.perf_counter() - t
         return {

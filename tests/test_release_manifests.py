@@ -13,6 +13,7 @@ import schemas
 from flows.manifests import (
     SCHEMAS,
     bounding_box,
+    folder_digests,
     joint_rows,
     link_rows,
     object_row,
@@ -122,6 +123,7 @@ def make_object_row(obj, folder, **overrides):
         source_path="cab1.urdf",
         license="MIT",
         object_dir=folder,
+        files=folder_digests(folder),
         urdf_path="objects/lib__cab1/object.urdf",
         scale=1.0,
         assignment=ASSIGNMENT,
