@@ -12,6 +12,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS_SOURCES = Path(__file__).parent / "corpus_sources.yaml"
 
 
 @pytest.fixture(scope="session")
@@ -20,6 +21,23 @@ def corpus() -> Path:
     if not (CORPUS / "PROVENANCE.md").is_file():
         pytest.fail(f"the shared corpus is missing at {CORPUS}; CI provides it beside the checkout")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def corpus_sources(corpus) -> dict:
+    """name -> SourceConfig of every library in tests/corpus_sources.yaml, in the file's order."""
+    from normalize.sources import load_sources
+
+    return {source.name: source for source in load_sources(CORPUS_SOURCES)}
+
+
+@pytest.fixture(scope="session")
+def corpus_candidates(corpus_sources) -> dict:
+    """object_id -> Candidate of every corpus source, discovered once per session (sources in
+    the file's order, each sorted by source_id)."""
+    from normalize.sources import discover
+
+    return {c.object_id: c for s in corpus_sources.values() for c in discover(s)}
 
 
 # Prefect reads its settings when first imported: give the test session a private PREFECT_HOME

@@ -13,24 +13,18 @@ material motion are about 0.0298 m. Both conventions are checked below.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import trimesh
 
 import metric
 from normalize.adapters import get_adapter
-from normalize.sources import discover, load_sources
-
-SOURCES = Path(__file__).parent / "corpus_sources.yaml"
 
 
 @pytest.fixture(scope="module")
-def knife(corpus):
-    source = next(s for s in load_sources(SOURCES) if s.name == "partnet_mobility")
-    candidate = next(c for c in discover(source) if c.source_id == "10495")
-    return get_adapter(source.format).load(candidate)
+def knife(corpus_candidates):
+    candidate = corpus_candidates["partnet_mobility__10495"]
+    return get_adapter(candidate.source.format).load(candidate)
 
 
 def _link_moments(link, apply_scale: bool):

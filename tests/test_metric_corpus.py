@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import metric
 from normalize.adapters import get_adapter
-from normalize.sources import discover, load_sources
 
-SOURCES = Path(__file__).parent / "corpus_sources.yaml"
 OBJECTS = {
     ("partnet_mobility", "45940"),
     ("example_robot_data", "kinova/example-robot-data/robots/kinova_description/robots/kinova"),
@@ -22,15 +18,15 @@ ALPHA = metric.split_norm(1.0)
 
 
 @pytest.fixture(scope="module")
-def trees(corpus):
+def trees(corpus_candidates):
     out = {}
-    for source in load_sources(SOURCES):
-        for candidate in discover(source):
-            if (source.name, candidate.source_id) in OBJECTS:
-                screws = get_adapter(source.format).load(candidate).screws()
-                joints = metric.Joints(screws.twist, screws.lower, screws.upper)
-                edges = list(zip(screws.parents, screws.children, strict=True))
-                out[source.name] = metric.Tree(edges, joints)
+    for candidate in corpus_candidates.values():
+        source = candidate.source
+        if (source.name, candidate.source_id) in OBJECTS:
+            screws = get_adapter(source.format).load(candidate).screws()
+            joints = metric.Joints(screws.twist, screws.lower, screws.upper)
+            edges = list(zip(screws.parents, screws.children, strict=True))
+            out[source.name] = metric.Tree(edges, joints)
     assert len(out) == len(OBJECTS)
     return out
 

@@ -18,21 +18,16 @@ from verify_assets import write
 from normalize.adapters import get_adapter
 from normalize.adapters.mjcf import compile_mjcf, mujoco_names
 from normalize.errors import AssetError
-from normalize.sources import Candidate, SourceConfig, discover, load_sources
+from normalize.sources import Candidate, SourceConfig, discover
 
-SOURCES_FILE = Path(__file__).parent / "corpus_sources.yaml"
 ADAPTER = get_adapter("mjcf")
 
 
-def corpus_candidates() -> dict[str, Candidate]:
-    out = {}
-    for source in load_sources(SOURCES_FILE):
-        if source.format == "mjcf":
-            out.update({c.object_id: c for c in discover(source)})
-    return out
+@pytest.fixture(scope="module")
+def candidates(corpus_candidates) -> dict[str, Candidate]:
+    """object_id -> Candidate of the corpus's MJCF objects."""
+    return {k: c for k, c in corpus_candidates.items() if c.source.format == "mjcf"}
 
-
-CANDIDATES = corpus_candidates()
 
 # object id -> (moving joint types in order, mimic couplings follower -> (driver, multiplier),
 # change codes recorded)
@@ -78,15 +73,15 @@ EXPECTED = {
 }
 
 
-def test_discovery_lists_every_model_and_no_include_fragment():
-    assert sorted(CANDIDATES) == sorted(EXPECTED)
-    for candidate in CANDIDATES.values():
+def test_discovery_lists_every_model_and_no_include_fragment(candidates):
+    assert sorted(candidates) == sorted(EXPECTED)
+    for candidate in candidates.values():
         assert "common" not in candidate.source_id.split("/")
 
 
 @pytest.mark.parametrize("object_id", sorted(EXPECTED))
-def test_corpus_object_loads_with_expected_joints_couplings_and_changes(object_id):
-    obj = ADAPTER.load(CANDIDATES[object_id])
+def test_corpus_object_loads_with_expected_joints_couplings_and_changes(object_id, candidates):
+    obj = ADAPTER.load(candidates[object_id])
     types, mimics, codes = EXPECTED[object_id]
     assert [j.type for j in obj.moving_joints] == types
     found = {j.name: (j.mimic.joint, j.mimic.multiplier) for j in obj.joints if j.mimic}
@@ -96,7 +91,7 @@ def test_corpus_object_loads_with_expected_joints_couplings_and_changes(object_i
         recorded[change.code] = recorded.get(change.code, 0) + 1
     assert recorded == codes
     assert obj.source.labels["robot_name"] == obj.name
-    assert obj.source.library == CANDIDATES[object_id].source.name
+    assert obj.source.library == candidates[object_id].source.name
 
 
 def random_configuration(model, obj, rng):
@@ -161,8 +156,8 @@ def assert_kinematics_match(path: Path, obj, trials: int = 5, seed: int = 0):
 
 
 @pytest.mark.parametrize("object_id", sorted(EXPECTED))
-def test_forward_kinematics_equal_mujoco(object_id):
-    candidate = CANDIDATES[object_id]
+def test_forward_kinematics_equal_mujoco(object_id, candidates):
+    candidate = candidates[object_id]
     obj = ADAPTER.load(candidate)
     assert_kinematics_match(candidate.path, obj)
 
@@ -225,14 +220,14 @@ def assert_geometry_matches(path: Path, obj):
         "dm_control_suite__manipulator__manipulator",
     ],
 )
-def test_geometry_matches_mujoco(object_id):
-    candidate = CANDIDATES[object_id]
+def test_geometry_matches_mujoco(object_id, candidates):
+    candidate = candidates[object_id]
     obj = ADAPTER.load(candidate)
     assert assert_geometry_matches(candidate.path, obj) > 10
 
 
-def test_visual_and_collision_roles_follow_groups_and_contacts():
-    obj = ADAPTER.load(CANDIDATES["robosuite__robotiq_gripper_s__robotiq_gripper_s"])
+def test_visual_and_collision_roles_follow_groups_and_contacts(candidates):
+    obj = ADAPTER.load(candidates["robosuite__robotiq_gripper_s__robotiq_gripper_s"])
     roles = {name: r for name, (_, _, r) in geometry_by_name(obj).items()}
     assert roles["palm_visual"] == {"visual"}  # contype = conaffinity = 0, group 1
     assert roles["f1_tip_collision"] == {"visual", "collision"}  # group 0 and colliding
@@ -241,8 +236,8 @@ def test_visual_and_collision_roles_follow_groups_and_contacts():
     assert Path(mesh.filename).is_absolute()
 
 
-def test_tendon_and_joint_equalities_become_mimics_that_mujoco_agrees_with():
-    candidate = CANDIDATES["robosuite__robotiq_gripper_s__robotiq_gripper_s"]
+def test_tendon_and_joint_equalities_become_mimics_that_mujoco_agrees_with(candidates):
+    candidate = candidates["robosuite__robotiq_gripper_s__robotiq_gripper_s"]
     obj = ADAPTER.load(candidate)
     _, model = compile_mjcf(candidate.path)
     data = mujoco.MjData(model)
@@ -268,16 +263,16 @@ def test_tendon_and_joint_equalities_become_mimics_that_mujoco_agrees_with():
                 assert math.isclose(dy, a0 + a1 * dx, abs_tol=1e-12)
 
 
-def test_free_camera_body_is_excluded_and_the_hinge_kept():
-    obj = ADAPTER.load(CANDIDATES["synthetic_articulated_data__microwave_scene000000__scene000000"])
+def test_free_camera_body_is_excluded_and_the_hinge_kept(candidates):
+    obj = ADAPTER.load(candidates["synthetic_articulated_data__microwave_scene000000__scene000000"])
     assert "external_camera_body_0" not in obj.link_map
     assert obj.root == "world"
     hinge = obj.joint_map["bottom_left_hinge"]
     assert (hinge.lower, hinge.upper) == (-2.3, 0.0)
 
 
-def test_degrees_are_converted_and_ref_shifts_the_limits():
-    obj = ADAPTER.load(CANDIDATES["dm_control_suite__finger__finger"])
+def test_degrees_are_converted_and_ref_shifts_the_limits(candidates):
+    obj = ADAPTER.load(candidates["dm_control_suite__finger__finger"])
     proximal = obj.joint_map["proximal"]  # range -110..110 degrees, ref -90 degrees
     assert math.isclose(proximal.lower, math.radians(-20))
     assert math.isclose(proximal.upper, math.radians(200))

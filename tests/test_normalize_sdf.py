@@ -14,22 +14,17 @@ from verify_assets import write
 from normalize.adapters import get_adapter
 from normalize.adapters.sdf import read_joints
 from normalize.errors import AssetError
-from normalize.sources import Allowance, Candidate, SourceConfig, discover, load_sources
+from normalize.sources import Allowance, Candidate, SourceConfig, discover
 from normalize.transforms import axis_angle_matrix
 
-SOURCES_FILE = Path(__file__).parent / "corpus_sources.yaml"
 ADAPTER = get_adapter("sdf")
 
 
-def corpus_candidates() -> dict[str, Candidate]:
-    out = {}
-    for source in load_sources(SOURCES_FILE):
-        if source.format == "sdf":
-            out.update({c.object_id: c for c in discover(source)})
-    return out
+@pytest.fixture(scope="module")
+def candidates(corpus_candidates) -> dict[str, Candidate]:
+    """object_id -> Candidate of the corpus's SDF objects."""
+    return {k: c for k, c in corpus_candidates.items() if c.source.format == "sdf"}
 
-
-CANDIDATES = corpus_candidates()
 
 # Every SDF object of the corpus and the code it is refused with.
 EXPECTED_CODES = {
@@ -44,21 +39,21 @@ EXPECTED_CODES = {
 }
 
 
-def test_discovery_lists_the_sdf_files_only():
-    assert sorted(CANDIDATES) == sorted(EXPECTED_CODES)
+def test_discovery_lists_the_sdf_files_only(candidates):
+    assert sorted(candidates) == sorted(EXPECTED_CODES)
 
 
 @pytest.mark.parametrize("object_id", sorted(EXPECTED_CODES))
-def test_corpus_object_is_refused_with_its_code(object_id):
+def test_corpus_object_is_refused_with_its_code(object_id, candidates):
     with pytest.raises(AssetError) as info:
-        ADAPTER.load(CANDIDATES[object_id])
+        ADAPTER.load(candidates[object_id])
     assert info.value.code == EXPECTED_CODES[object_id]
     assert info.value.path and info.value.element
 
 
-def test_screw_thread_pitch_tags_give_the_same_helical_pitch():
+def test_screw_thread_pitch_tags_give_the_same_helical_pitch(candidates):
     joints, changes = read_joints(
-        CANDIDATES["sdformat_tests__joint_screw_thread_pitch__joint_screw_thread_pitch"]
+        candidates["sdformat_tests__joint_screw_thread_pitch__joint_screw_thread_pitch"]
     )
     assert joints["default_param"].code == "joint.screw_pitch_missing"
     per_turn = 0.5  # metres per revolution, right-handed
@@ -76,9 +71,9 @@ def test_screw_thread_pitch_tags_give_the_same_helical_pitch():
     assert conflicts == ["joint param_precedence"]
 
 
-def test_ball_joint_of_ball_prismatic_is_decomposed():
+def test_ball_joint_of_ball_prismatic_is_decomposed(candidates):
     joints, changes = read_joints(
-        CANDIDATES["sdformat_tests__ball_prismatic_joint__ball_prismatic_joint"]
+        candidates["sdformat_tests__ball_prismatic_joint__ball_prismatic_joint"]
     )
     ball = joints["ball_joint"]
     assert [j.type for j in ball] == ["continuous"] * 3
@@ -88,8 +83,8 @@ def test_ball_joint_of_ball_prismatic_is_decomposed():
     assert [c.code for c in changes] == ["joint.decomposed"]
 
 
-def test_four_bar_joints_are_read_before_the_loop_is_refused():
-    joints, _ = read_joints(CANDIDATES["sdformat_tests__four_bar__four_bar"])
+def test_four_bar_joints_are_read_before_the_loop_is_refused(candidates):
+    joints, _ = read_joints(candidates["sdformat_tests__four_bar__four_bar"])
     assert [j[0].type for j in joints.values()] == ["revolute"] * 4
     assert (joints["joint1"][0].lower, joints["joint1"][0].upper) == (-3.14, 3.14)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -16,18 +15,16 @@ import schemas
 from flows import release
 from flows.build import BuildConfig, build_release
 from flows.manifests import TABLES
-from normalize.sources import discover, load_sources
+from normalize.sources import discover
 
 pytestmark = pytest.mark.slow
 
-SOURCES = Path(__file__).resolve().parent / "corpus_sources.yaml"
-
 
 @pytest.fixture(scope="module")
-def corpus_release(corpus, tmp_path_factory):
+def corpus_release(corpus_sources, tmp_path_factory):
     root = tmp_path_factory.mktemp("corpus_release")
     config = BuildConfig(
-        sources=load_sources(SOURCES),
+        sources=list(corpus_sources.values()),
         out=root / "cold",
         version="corpus",
         runner="local",
@@ -41,13 +38,13 @@ def corpus_release(corpus, tmp_path_factory):
     return root, cold, warm
 
 
-def test_accounting_per_source(corpus_release):
+def test_accounting_per_source(corpus_release, corpus_sources):
     root, cold, _ = corpus_release
     info = json.loads((root / "cold" / "release.json").read_text())
     schemas.validate(info, "release")
     rejects = pq.read_table(root / "cold" / "manifest" / "rejects.parquet").to_pylist()
     objects = pq.read_table(root / "cold" / "manifest" / "objects.parquet").to_pylist()
-    for source, entry in zip(load_sources(SOURCES), info["sources"], strict=True):
+    for source, entry in zip(corpus_sources.values(), info["sources"], strict=True):
         assert entry["name"] == source.name
         discovered = {c.object_id for c in discover(source)}
         accepted = {o["object_id"] for o in objects if o["source"] == source.name}

@@ -17,10 +17,9 @@ import yaml
 from normalize.adapters import get_adapter
 from normalize.errors import AssetError
 from normalize.model import ArticulatedObject, Link, SourceInfo
-from normalize.sources import load_sources, make_object_id
+from normalize.sources import make_object_id
 from taxonomy import UNASSIGNED, categorize, load_overrides, load_taxonomy, review_rows
 
-SOURCES = Path(__file__).parent / "corpus_sources.yaml"
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 PARTNET_STYLE = ("partnet_mobility", "gensim2_partnet", "gapartnet")
 
@@ -173,18 +172,16 @@ def tax():
 
 
 @pytest.fixture(scope="module")
-def loaded(corpus):
+def loaded(corpus_candidates):
     """(source, source_id) -> (object_id, object or the AssetError that refused it), for every
     candidate of every corpus source."""
     out = {}
-    for source in load_sources(SOURCES):
-        adapter = get_adapter(source.format)
-        for candidate in adapter.discover(source):
-            try:
-                result = adapter.load(candidate)
-            except AssetError as exc:
-                result = exc
-            out[(source.name, candidate.source_id)] = (candidate.object_id, result)
+    for object_id, candidate in corpus_candidates.items():
+        try:
+            result = get_adapter(candidate.source.format).load(candidate)
+        except AssetError as exc:
+            result = exc
+        out[(candidate.source.name, candidate.source_id)] = (object_id, result)
     return out
 
 
@@ -260,10 +257,10 @@ NAMED = {
 
 
 @pytest.mark.parametrize("key", sorted(NAMED), ids="/".join)
-def test_names_alone_give_the_category(key, tax):
+def test_names_alone_give_the_category(key, tax, corpus_sources):
     # Independent of the adapters (some refuse these files): an object carrying only the
     # entry's path and the robot/model name written in the file gets its category.
-    source = next(s for s in load_sources(SOURCES) if s.name == key[0])
+    source = corpus_sources[key[0]]
     entry = next(
         source.path / f"{key[1]}{ext}"
         for ext in (".urdf", ".xml", ".sdf")
@@ -347,14 +344,13 @@ def test_curators_overrides_empty_the_corpus_review_queue(loaded, assignments, t
     ],
     ids="/".join,
 )
-def test_normalized_object_gets_the_same_category_as_the_raw_one(key, assignments, tax, tmp_path):
+def test_normalized_object_gets_the_same_category_as_the_raw_one(
+    key, assignments, tax, tmp_path, corpus_candidates
+):
     # The build categorizes the normalized object (renamed to its object_id, z-up, metres).
     from normalize.run import normalize_candidate
 
-    source = next(s for s in load_sources(SOURCES) if s.name == key[0])
-    candidate = next(
-        c for c in get_adapter(source.format).discover(source) if c.source_id == key[1]
-    )
+    candidate = corpus_candidates[make_object_id(*key)]
     normalized = normalize_candidate(candidate, tmp_path).object
     a = categorize(
         normalized, object_id=candidate.object_id, source_id=candidate.source_id, taxonomy=tax

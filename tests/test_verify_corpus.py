@@ -4,8 +4,6 @@ objects get the verdicts and check ids their quirks call for; normalization neve
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import schemas
@@ -13,7 +11,6 @@ from flows.generate import generate_library
 from normalize.sources import discover, load_sources
 from verify.validate import report_document, validate_candidates
 
-SOURCES = Path(__file__).parent / "corpus_sources.yaml"
 #: Checks that prove normalization changed the representation, not the motion.
 EXACT = (
     "structure.read_back",
@@ -27,23 +24,22 @@ EXACT = (
 )
 
 
-def reports_for(sources_file: Path):
-    candidates = [c for source in load_sources(sources_file) for c in discover(source)]
+def reports_for(candidates: list):
     reports = validate_candidates(candidates, workers=2)
     assert [r.object_id for r in reports] == [c.object_id for c in candidates]
     return {r.object_id: r for r in reports}
 
 
 @pytest.fixture(scope="module")
-def corpus_reports(corpus):
-    return reports_for(SOURCES)
+def corpus_reports(corpus_candidates):
+    return reports_for(list(corpus_candidates.values()))
 
 
 @pytest.fixture(scope="module")
 def sample_reports(tmp_path_factory):
     library = tmp_path_factory.mktemp("sample")
     generate_library(library, n=0)
-    return reports_for(library / "sources.yaml")
+    return reports_for([c for s in load_sources(library / "sources.yaml") for c in discover(s)])
 
 
 def verified(reports):
