@@ -29,7 +29,7 @@ MIN_EXTENT = 1e-3  # metres
 #: surface.
 AREA_FRACTION = 1e-12
 
-_DEGENERATE: dict[str, float] = {}
+_PROBLEMS: dict[str, tuple[bool, bool]] = {}
 MAX_CACHED = 100_000
 
 #: Normalization changes that verification reports as warnings: change code -> (check id, what).
@@ -58,6 +58,7 @@ def run(ctx: Context) -> list[CheckResult]:
     out: list[CheckResult] = []
     meshes: dict[str, object] = {}
     outside, missing, unloadable, degenerate = [], [], [], []
+    few_vertices: set[str] = set()
     mesh_files = sorted(
         {
             g.filename
@@ -81,9 +82,12 @@ def run(ctx: Context) -> list[CheckResult]:
             unloadable.append((element, str(exc)))
             continue
         meshes[name] = mesh
-        degenerate.append((element, _surface_problem(mesh)))
+        flat, few = _mesh_problems(mesh)
+        degenerate.append((element, 1.0 if flat or few else 0.0))
+        if few:
+            few_vertices.add(name)
     ctx.notes["meshes"] = meshes
-    ctx.notes["few_vertices"] = {n for n, m in meshes.items() if fewer_than_four_vertices(m)}
+    ctx.notes["few_vertices"] = few_vertices
 
     count = len(mesh_files)
     out += aggregate(
@@ -144,19 +148,21 @@ def fewer_than_four_vertices(mesh) -> bool:
     return len(np.unique(vertices, axis=0)) < 4
 
 
-def _surface_problem(mesh) -> float:
-    """1.0 when a loaded mesh has no surface or fewer than 4 distinct vertices, else 0.0
-    (cached by content: meshes are shared between objects)."""
-    if mesh.sha256 not in _DEGENERATE:
+def _mesh_problems(mesh) -> tuple[bool, bool]:
+    """(no surface, fewer than 4 distinct vertices) of a loaded mesh (cached by content:
+    meshes are shared between objects)."""
+    found = _PROBLEMS.get(mesh.sha256)
+    if found is None:
         vertices = mesh.vertices
         tri = vertices[mesh.faces]
         area = np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
         diagonal = float(np.linalg.norm(vertices.max(axis=0) - vertices.min(axis=0)))
         flat = not 0.5 * area.sum() > AREA_FRACTION * diagonal**2
-        if len(_DEGENERATE) >= MAX_CACHED:
-            _DEGENERATE.clear()
-        _DEGENERATE[mesh.sha256] = 1.0 if flat or fewer_than_four_vertices(mesh) else 0.0
-    return _DEGENERATE[mesh.sha256]
+        found = (flat, fewer_than_four_vertices(mesh))
+        if len(_PROBLEMS) >= MAX_CACHED:
+            _PROBLEMS.clear()
+        _PROBLEMS[mesh.sha256] = found
+    return found
 
 
 def _bounds(ctx: Context, meshes: dict) -> list[CheckResult]:
