@@ -18,6 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
+from normalize.changes import Change
 from normalize.errors import (
     AxisNotUnitError,
     ClosedLoopError,
@@ -39,6 +40,27 @@ from normalize.transforms import axis_angle_matrix
 JOINT_TYPES = ("fixed", "revolute", "prismatic", "continuous", "helical")
 GEOMETRY_KINDS = ("mesh", "box", "cylinder", "sphere", "capsule")
 AXIS_UNIT_TOLERANCE = 1e-9
+
+
+def unit_axis(
+    axis: np.ndarray, *, what: str, element: str, changes: list[Change], path: str | None = None
+) -> np.ndarray:
+    """A joint axis read from a file, scaled to unit length: recorded as `axis.normalized` in
+    `changes` when its length is off 1 by more than AXIS_UNIT_TOLERANCE; the zero vector raises
+    `ZeroAxisError`. `what` names the axis in messages."""
+    norm = float(np.linalg.norm(axis))
+    if norm == 0.0:
+        raise ZeroAxisError(f"{what} is the zero vector", path=path, element=element)
+    if abs(norm - 1.0) <= AXIS_UNIT_TOLERANCE:
+        return axis
+    changes.append(
+        Change(
+            "axis.normalized",
+            f"{what} {axis.tolist()} has length {norm:.12g}; scaled to unit length",
+            element=element,
+        )
+    )
+    return axis / norm
 
 
 def _array(value, shape, what: str, element: str) -> np.ndarray:

@@ -42,7 +42,16 @@ from lxml import etree
 from normalize.changes import Change
 from normalize.errors import AssetError
 from normalize.meshes import resolve_mesh_file
-from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic, SourceInfo
+from normalize.model import (
+    ArticulatedObject,
+    Geometry,
+    Inertial,
+    Joint,
+    Link,
+    Mimic,
+    SourceInfo,
+    unit_axis,
+)
 from normalize.multidof import decompose_joint
 from normalize.paths import memoized_realpaths
 from normalize.safe_xml import MAX_XML_BYTES, parse_xml
@@ -248,19 +257,9 @@ class _Reader:
         if axis_node is None:
             return np.array(default, dtype=float)
         axis = self.vector(self.attr(axis_node, "xyz", element), 3, "axis xyz", element)
-        norm = float(np.linalg.norm(axis))
-        if norm == 0.0:
-            raise self.error("joint axis is the zero vector", "model.zero_axis", element, "model")
-        if abs(norm - 1.0) > 1e-9:
-            self.changes.append(
-                Change(
-                    "axis.normalized",
-                    f"axis {axis.tolist()} has length {norm:.12g}; scaled to unit length",
-                    element=element,
-                )
-            )
-            axis = axis / norm
-        return axis
+        return unit_axis(
+            axis, what="axis", element=element, changes=self.changes, path=str(self.path)
+        )
 
     def limits(self, node, kind: str, element: str) -> tuple[float, float]:
         limit = _child(node, "limit")

@@ -19,7 +19,16 @@ from normalize.adapters import register
 from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError
 from normalize.meshes import MESH_SUFFIXES
-from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic, SourceInfo
+from normalize.model import (
+    AXIS_UNIT_TOLERANCE,
+    ArticulatedObject,
+    Geometry,
+    Inertial,
+    Joint,
+    Link,
+    Mimic,
+    SourceInfo,
+)
 from normalize.mujoco_warnings import captured
 from normalize.multidof import decompose_joint
 from normalize.paths import confine, is_inside, realpath
@@ -628,10 +637,12 @@ def compile_mjcf(path: Path, warnings: list[str] | None = None):
 
 def _axis_changes(spec, joint_names) -> list[Change]:
     """MuJoCo normalizes joint axes silently; record the ones the file gave at another length."""
+    mj = _mj()
+    no_axis = (mj.mjtJoint.mjJNT_FREE, mj.mjtJoint.mjJNT_BALL)
     changes = []
     for joint in spec.joints:
         norm = float(np.linalg.norm(joint.axis))
-        if int(joint.type) in (0, 1) or abs(norm - 1.0) <= 1e-9:  # free and ball: no axis
+        if joint.type in no_axis or abs(norm - 1.0) <= AXIS_UNIT_TOLERANCE:
             continue
         name = joint_names[joint.id]
         changes.append(

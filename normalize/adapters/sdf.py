@@ -21,7 +21,16 @@ from normalize.adapters.mjcf import discover_xml_entries
 from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError, DuplicateNameError
 from normalize.meshes import resolve_mesh_file
-from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic, SourceInfo
+from normalize.model import (
+    ArticulatedObject,
+    Geometry,
+    Inertial,
+    Joint,
+    Link,
+    Mimic,
+    SourceInfo,
+    unit_axis,
+)
 from normalize.multidof import decompose_joint
 from normalize.paths import confine, realpath, resolve_reference
 from normalize.safe_xml import parse_xml, parse_xml_bytes, read_limited
@@ -483,24 +492,9 @@ class _SdfReader:
         vector = self.vector(
             xyz.text if xyz is not None else "0 0 1", 3, f"{tag} xyz", element, spec.file
         )
-        norm = float(np.linalg.norm(vector))
-        if norm == 0.0:
-            raise AssetError(
-                f"{tag} is the zero vector",
-                code="model.zero_axis",
-                stage="model",
-                path=str(spec.file),
-                element=element,
-            )
-        if abs(norm - 1.0) > 1e-9:
-            self.changes.append(
-                Change(
-                    "axis.normalized",
-                    f"{tag} {vector.tolist()} has length {norm:.12g}; scaled to unit length",
-                    element,
-                )
-            )
-            vector = vector / norm
+        vector = unit_axis(
+            vector, what=tag, element=element, changes=self.changes, path=str(spec.file)
+        )
         joint_frame = self.world_pose(spec.name)
         expressed = self.axis_frame(spec, node, xyz, element)
         if expressed is not None:
