@@ -122,14 +122,9 @@ class _Reader:
         return value
 
     def attr_number(self, node, name: str, element: str, default: float | None = None) -> float:
-        value = node.get(name)
-        if value is None:
-            if default is not None:
-                return default
-            raise self.error(
-                f"<{_local(node.tag)}> has no {name!r} attribute", "urdf.missing", element
-            )
-        return self.number(value, f"{_local(node.tag)} {name}", element)
+        if default is not None and node.get(name) is None:
+            return default
+        return self.number(self.attr(node, name, element), f"{_local(node.tag)} {name}", element)
 
     def origin(self, node, element: str) -> np.ndarray:
         origin = _child(node, "origin")
