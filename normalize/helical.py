@@ -68,13 +68,10 @@ def _helical_limits(prismatic: Joint, rotational: Joint, driver: str) -> tuple[f
     return lower, upper
 
 
-def _compose_pair(a: Joint, b: Joint):
-    """(helical joint, child frame offset or None, change) for the pair a: P -> M, b: M -> C,
-    or None when it does not compose. With an offset T the child link frame moves: old child
-    frame = new child frame @ T."""
-    coupling = _pair_coupling(a, b)
-    if coupling is None:
-        return None
+def _compose_pair(a: Joint, b: Joint, coupling: tuple[Joint, Joint, float, str]):
+    """(helical joint, child frame offset or None, change) for the pair a: P -> M, b: M -> C
+    coupled as `_pair_coupling` found, or None when their axes are not parallel. With an offset
+    T the child link frame moves: old child frame = new child frame @ T."""
     prismatic, rotational, c, driver = coupling
     # Axes of both joints in a's joint frame, at rest.
     a_axis_in_a = a.axis
@@ -149,12 +146,12 @@ def _find_pair(obj: ArticulatedObject):
         if len(below) != 1 or not _massless(middle):
             continue
         b = below[0]
-        composed = _compose_pair(a, b)
+        coupling = _pair_coupling(a, b)
+        composed = _compose_pair(a, b, coupling) if coupling is not None else None
         if composed is None:
             continue
         helical, moved, change = composed
-        prismatic = a if a.type == "prismatic" else b
-        c = _pair_coupling(a, b)[2]
+        prismatic, _, c, _ = coupling
         joints = []
         for joint in obj.joints:
             if joint is a:
