@@ -18,7 +18,7 @@ import numpy as np
 from normalize.adapters import register
 from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError
-from normalize.meshes import MESH_SUFFIXES
+from normalize.meshes import resolve_mesh_file
 from normalize.model import (
     AXIS_UNIT_TOLERANCE,
     ArticulatedObject,
@@ -338,16 +338,11 @@ def _mesh_geometry(model, g, name, pose, root: Path, path: str, build: _Build):
     target = Path(file)
     if not target.is_absolute():
         target = Path(path).parent / target
-    confine(target, root, referrer=path, element=f"geom {name}")
-    if target.suffix.lower() not in MESH_SUFFIXES:
-        raise AssetError(
-            f"mesh {target.name}: format {target.suffix or '(none)'} is not supported "
-            f"({', '.join(MESH_SUFFIXES)})",
-            code="mesh.format",
-            stage="mesh",
-            path=path,
-            element=f"geom {name}",
-        )
+    element = f"geom {name}"
+    confine(target, root, referrer=path, element=element)
+    resolve_mesh_file(
+        file, referrer=Path(path), root=root, element=element, changes=build.changes, target=target
+    )
     offset = _pose(model.mesh_pos[mesh], model.mesh_quat[mesh])
     return Geometry(
         "mesh",
