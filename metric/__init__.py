@@ -18,7 +18,13 @@ from metric.joint_distance import (
 )
 from metric.joints import TYPE_CODES, Joints, screw_twists, type_codes
 from metric.material_motion import configuration_discrepancy, material_motion_distance, se3_exp
-from metric.norms import kinetic_norm, riemannian_norm, split_norm, transform_mass_moments
+from metric.norms import (
+    kinetic_norm,
+    kinetic_norms,
+    riemannian_norm,
+    split_norm,
+    transform_mass_moments,
+)
 from metric.surrogates import invariant_surrogate, softmin_surrogate, swap_invariants
 from metric.tree import Tree
 from metric.tree_distance import (
@@ -48,6 +54,7 @@ __all__ = [
     "joint_distance",
     "joint_distance_matrix",
     "kinetic_norm",
+    "kinetic_norms",
     "material_motion_distance",
     "matching_realizable",
     "riemannian_norm",

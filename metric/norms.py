@@ -17,15 +17,21 @@ def skew(vectors: np.ndarray) -> np.ndarray:
     return out
 
 
+def _asymmetric(matrices: np.ndarray) -> np.ndarray:
+    """(stack shape) True for each matrix that is not symmetric to a relative 1e-9."""
+    scale = np.abs(matrices).max(axis=(-2, -1), keepdims=True)
+    asym = np.abs(matrices - np.swapaxes(matrices, -1, -2)) > 1e-9 * scale + 1e-300
+    return asym.any(axis=(-2, -1))
+
+
 def _check_spd(matrices: np.ndarray, what: str) -> np.ndarray:
     """The Cholesky factors of a stack of matrices; ValueError unless every matrix is symmetric
     positive definite."""
     if not np.isfinite(matrices).all():
         raise ValueError(f"{what} contains NaN or infinite values")
-    scale = np.abs(matrices).max(axis=(-2, -1), keepdims=True)
-    asym = np.abs(matrices - np.swapaxes(matrices, -1, -2)) > 1e-9 * scale + 1e-300
+    asym = _asymmetric(matrices)
     if asym.any():
-        bad = np.flatnonzero(asym.reshape(-1, matrices.shape[-1] ** 2).any(axis=1))
+        bad = np.flatnonzero(asym)
         raise ValueError(f"{what} is not symmetric (matrices {bad[:5].tolist()})")
     try:
         return np.linalg.cholesky(matrices)
@@ -68,6 +74,11 @@ def kinetic_norm(mass, com, inertia) -> np.ndarray:
     if bad.any():
         raise ValueError(f"mass must be > 0 (links {np.flatnonzero(bad)[:5].tolist()})")
     _check_spd(inertia, "inertia tensor")
+    return _kinetic_gram(mass, com, inertia)
+
+
+def _kinetic_gram(mass: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> np.ndarray:
+    """`kinetic_norm` of mass moments already checked."""
     c = skew(com)
     gram = np.zeros(mass.shape + (6, 6))
     gram[..., :3, :3] = inertia / mass[..., None, None] + np.swapaxes(c, -1, -2) @ c
@@ -75,6 +86,35 @@ def kinetic_norm(mass, com, inertia) -> np.ndarray:
     gram[..., 3:, :3] = -c
     gram[..., 3:, 3:] = np.eye(3)
     return gram
+
+
+def kinetic_norms(mass, com, inertia) -> tuple[np.ndarray, np.ndarray]:
+    """(grams (N, 6, 6), valid (N,)) for N links (N,), (N, 3), (N, 3, 3): `kinetic_norm` of
+    each link that it accepts (`valid`: finite mass > 0, finite centre of mass, finite symmetric
+    positive definite inertia, by the same tests) and the identity for the others, so links
+    without a usable mass distribution can be left out instead of failing the batch."""
+    mass = np.asarray(mass, dtype=float).reshape(-1)
+    n = len(mass)
+    com = np.asarray(com, dtype=float).reshape(n, 3)
+    inertia = np.asarray(inertia, dtype=float).reshape(n, 3, 3)
+    valid = (mass > 0.0) & np.isfinite(mass) & np.isfinite(com).all(axis=1)
+    valid &= np.isfinite(inertia).all(axis=(1, 2))
+    valid[valid] = ~_asymmetric(inertia[valid])
+    try:
+        np.linalg.cholesky(inertia[valid])
+    except np.linalg.LinAlgError:  # find the failing ones (rare): one factorization each
+        valid[valid] = [_positive_definite(m) for m in inertia[valid]]
+    grams = np.broadcast_to(np.eye(6), (n, 6, 6)).copy()
+    grams[valid] = _kinetic_gram(mass[valid], com[valid], inertia[valid])
+    return grams, valid
+
+
+def _positive_definite(matrix: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        return False
+    return True
 
 
 def transform_mass_moments(mass, com, inertia, rotation, translation):

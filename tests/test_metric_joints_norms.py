@@ -126,6 +126,34 @@ def test_kinetic_norm_shapes_and_errors():
         metric.kinetic_norm([1.0, 2.0], [0, 0, 0], inertia)
 
 
+def test_kinetic_norms_keep_the_links_kinetic_norm_accepts():
+    """Per link: the kinetic Gram where kinetic_norm accepts the moments, the identity and
+    valid False where it refuses them, never an error for the batch. Nearly singular inertia
+    (third principal moment 1e-16, rotated) sits where an eigenvalue test and the Cholesky
+    factorization kinetic_norm uses can disagree: valid must follow kinetic_norm."""
+    rng = np.random.default_rng(3)
+    n = 400
+    rotation = metric.se3_exp(np.hstack([rng.normal(size=(n, 3)), np.zeros((n, 3))]))[0]
+    inertia = rotation @ np.diag([1.0, 0.5, 1e-16]) @ np.swapaxes(rotation, 1, 2)
+    inertia = 0.5 * (inertia + np.swapaxes(inertia, 1, 2))
+    mass = np.ones(n)
+    com = rng.normal(size=(n, 3))
+    inertia[0], mass[1], com[2, 0] = np.diag([1.0, 2.0, 3.0]), 0.0, np.nan
+    inertia[3] = [[1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]  # not symmetric
+    grams, valid = metric.kinetic_norms(mass, com, inertia)
+    assert valid[0] and not valid[1:4].any()
+    for i in range(n):
+        try:
+            expected = metric.kinetic_norm(mass[i], com[i], inertia[i])
+        except ValueError:
+            expected = None
+        assert valid[i] == (expected is not None)
+        np.testing.assert_array_equal(grams[i], np.eye(6) if expected is None else expected)
+    assert 0 < valid[4:].sum() < n - 4  # both outcomes occur among the nearly singular ones
+    empty = metric.kinetic_norms(np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3, 3)))
+    assert empty[0].shape == (0, 6, 6) and empty[1].shape == (0,)
+
+
 def test_transform_mass_moments_to_world_frame():
     angle = 0.7
     rot = np.array(

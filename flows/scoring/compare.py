@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from flows.scoring.objects import Kinematics, kinetic_grams
+from flows.scoring.objects import Kinematics
 from metric import (
     ComponentScores,
     JointParameters,
@@ -35,6 +35,7 @@ from metric import (
     component_scores,
     distance_to_fixed,
     joint_distance,
+    kinetic_norms,
     matching_realizable,
     split_norm,
     tree_distance,
@@ -257,7 +258,7 @@ def compare(
     )
     finite = pred.joints.bounded[p] & gt.joints.bounded[g]
     e_b = np.full(len(pairs), np.nan)
-    grams, valid = kinetic_grams(gt)
+    grams, valid = kinetic_norms(gt.mass, gt.com, gt.inertia)
     usable = finite & valid[g]
     if usable.any():
         e_b[usable] = joint_distance(pred.joints[p[usable]], gt.joints[g[usable]], grams[g[usable]])

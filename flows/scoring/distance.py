@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from flows.scoring.compare import break_ties, edit_script, match_trees
-from flows.scoring.objects import Kinematics, kinematics, kinetic_grams, read_any
-from metric import Joints, joint_distance, split_norm
+from flows.scoring.objects import Kinematics, kinematics, read_any
+from metric import Joints, joint_distance, kinetic_norms, split_norm
 from normalize.errors import AssetError
 
 NORMS = ("split", "kinetic")
@@ -110,7 +110,7 @@ def joint_list_distances(path: Path, alpha: float = 1.0, kappa: float = math.pi)
 
 # --------------------------------------------------------------------------- objects
 def _kinetic(kin: Kinematics, label: str) -> np.ndarray:
-    grams, valid = kinetic_grams(kin)
+    grams, valid = kinetic_norms(kin.mass, kin.com, kin.inertia)
     bad = np.flatnonzero(kin.moving & ~valid)
     if len(bad):
         links = ", ".join(kin.tree.edges[i][1] for i in bad[:5])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from metric import Joints, Tree, kinetic_norm
+from metric import Joints, Tree
 from normalize.errors import AssetError
 from normalize.model import ArticulatedObject
 
@@ -134,26 +134,3 @@ def kinematics(obj: ArticulatedObject) -> Kinematics:
         com=com,
         inertia=inertia,
     )
-
-
-def kinetic_grams(kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
-    """(grams (N, 6, 6), valid (N,)): the kinetic-energy Gram of each joint's child link in the
-    world frame, where the link has a positive mass and a positive definite inertia tensor
-    (`valid`); the identity elsewhere (a placeholder never used for a moving joint's cost)."""
-    n = len(kin)
-    grams = np.broadcast_to(np.eye(6), (n, 6, 6)).copy()
-    if n == 0:
-        return grams, np.zeros(0, dtype=bool)
-    valid = (kin.mass > 0.0) & np.isfinite(kin.mass) & np.isfinite(kin.com).all(axis=1)
-    inertia = kin.inertia
-    symmetric = np.abs(inertia - np.swapaxes(inertia, 1, 2)).max(axis=(1, 2)) <= 1e-9 * np.maximum(
-        np.abs(inertia).max(axis=(1, 2)), 1e-300
-    )
-    valid &= symmetric & np.isfinite(inertia).all(axis=(1, 2))
-    if valid.any():
-        smallest = np.linalg.eigvalsh(inertia[valid])[:, 0]
-        index = np.flatnonzero(valid)
-        valid[index[smallest <= 0.0]] = False
-    if valid.any():
-        grams[valid] = kinetic_norm(kin.mass[valid], kin.com[valid], inertia[valid])
-    return grams, valid
