@@ -17,7 +17,7 @@ from normalize.run import normalize_candidate
 from normalize.sources import Allowance, discover
 from normalize.urdf import read_object
 from verify import rejection_report, verify_object
-from verify.checks import kinematics
+from verify.checks import flagged, kinematics
 from verify.report import CheckResult, VerificationReport
 from verify.validate import report_document
 
@@ -80,6 +80,27 @@ def test_good_door_passes_every_check_family(tmp_path):
     origin = report.check("inertia.origin")[0]
     assert origin.severity == "info" and "box_formula" in origin.message
     schemas.validate(report_document([report], strict=False, seconds=0.1), "validation_report")
+
+
+def test_yes_no_checks_pass_with_value_0_and_fail_once_per_offender(tmp_path):
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    report = verify_object(result, source, simulator=False)
+    for check_id in (
+        "structure.joint_types",
+        "structure.limits",
+        "structure.mimic_loops",
+        "geometry.mesh_missing",
+        "geometry.mesh_degenerate",
+        "inertia.missing",
+    ):
+        [check] = report.check(check_id)
+        # Nothing offends, so no element is named (not an arbitrary first joint or link).
+        assert check.passed and check.value == 0 and check.element is None, check
+    failed = flagged("x.y", "warning", ["joint a", "joint b"], problem="bad", passed_message="ok")
+    assert [(c.passed, c.element, c.message, c.value) for c in failed] == [
+        (False, "joint a", "joint a: bad", 1.0),
+        (False, "joint b", "joint b: bad", 1.0),
+    ]
 
 
 def test_a_door_whose_hinge_is_a_metre_away_fails(tmp_path):

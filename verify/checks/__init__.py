@@ -1,9 +1,9 @@
 """Check families, one module each. Every family is a function `run(ctx) -> list[CheckResult]`
 over a shared `Context` (the normalization result, the source, the object re-read from disk).
 
-Checks that pass are reported once per id with the worst value over all elements; checks that
-fail are reported once per failing element, so a report stays short on a 100-joint object and
-still names every offender.
+Checks that pass are reported once per id with the worst value over all elements (`aggregate`;
+yes/no checks, `flagged`, with value 0); checks that fail are reported once per failing element,
+so a report stays short on a 100-joint object and still names every offender.
 """
 
 from __future__ import annotations
@@ -91,6 +91,33 @@ def aggregate(
             threshold=threshold,
             element=element,
         )
+    ]
+
+
+def flagged(
+    check_id: str,
+    severity: str,
+    offenders: Iterable[str],
+    *,
+    problem: str,
+    passed_message: str,
+) -> list[CheckResult]:
+    """Results of a yes/no check over many elements: one failed result per offending element
+    (message "<element>: <problem>", value 1, threshold 0), or one passed result (value 0)."""
+    failed = [
+        CheckResult(
+            check_id,
+            severity,
+            False,
+            f"{element}: {problem}",
+            value=1.0,
+            threshold=0.0,
+            element=element,
+        )
+        for element in offenders
+    ]
+    return failed or [
+        CheckResult(check_id, severity, True, passed_message, value=0.0, threshold=0.0)
     ]
 
 

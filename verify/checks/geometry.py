@@ -20,7 +20,7 @@ from normalize.errors import AssetError
 from normalize.meshes import geometry_bounds, load_mesh
 from normalize.model import Geometry
 from normalize.paths import is_inside
-from verify.checks import Context, aggregate, single
+from verify.checks import Context, flagged, single
 from verify.report import CheckResult
 
 MAX_EXTENT = 20.0  # metres
@@ -71,10 +71,10 @@ def run(ctx: Context) -> list[CheckResult]:
         path = folder / name
         element = f"file {name}"
         if not is_inside(path, folder):
-            outside.append((element, 1.0))
+            outside.append(element)
             continue
         if not path.is_file():
-            missing.append((element, 1.0))
+            missing.append(element)
             continue
         try:
             mesh = load_mesh(path, root=folder, element=element)
@@ -83,29 +83,26 @@ def run(ctx: Context) -> list[CheckResult]:
             continue
         meshes[name] = mesh
         flat, few = _mesh_problems(mesh)
-        degenerate.append((element, 1.0 if flat or few else 0.0))
+        if flat or few:
+            degenerate.append(element)
         if few:
             few_vertices.add(name)
     ctx.notes["meshes"] = meshes
     ctx.notes["few_vertices"] = few_vertices
 
     count = len(mesh_files)
-    out += aggregate(
+    out += flagged(
         "geometry.mesh_outside_root",
         "error",
-        outside or [(None, 0.0)],
-        0.0,
-        ok=lambda v, t: v <= t,
-        describe=lambda e, v: f"{e}: resolves outside the object folder {folder}",
+        outside,
+        problem=f"resolves outside the object folder {folder}",
         passed_message=f"{count} mesh file(s), all inside the object folder",
     )
-    out += aggregate(
+    out += flagged(
         "geometry.mesh_missing",
         "error",
-        missing or [(None, 0.0)],
-        0.0,
-        ok=lambda v, t: v <= t,
-        describe=lambda e, v: f"{e}: does not exist",
+        missing,
+        problem="does not exist",
         passed_message=f"{count} mesh file(s), all present",
     )
     if unloadable:
@@ -123,16 +120,12 @@ def run(ctx: Context) -> list[CheckResult]:
                 value=len(meshes),
             )
         )
-    out += aggregate(
+    out += flagged(
         "geometry.mesh_degenerate",
         "warning",
         degenerate,
-        0.0,
-        ok=lambda v, t: v <= t,
-        describe=lambda e, v: (
-            f"{e}: the mesh has no surface or fewer than 4 vertices, so it "
-            "bounds no volume (MuJoCo refuses it)"
-        ),
+        problem="the mesh has no surface or fewer than 4 vertices, so it bounds no volume "
+        "(MuJoCo refuses it)",
         passed_message="no mesh is degenerate",
     )
     out += _bounds(ctx, meshes)

@@ -15,7 +15,7 @@ from collections import Counter
 
 import numpy as np
 
-from verify.checks import Context, aggregate, single
+from verify.checks import Context, aggregate, flagged, single
 from verify.report import CheckResult
 
 SYMMETRY_TOLERANCE = 1e-9
@@ -86,20 +86,18 @@ def run(ctx: Context) -> list[CheckResult]:
 
     moving_children = {j.child for j in obj.joints if j.moving}
     parents = {j.parent for j in obj.joints}
-    out += aggregate(
+    out += flagged(
         "inertia.missing",
         "warning",
         [
-            (f"link {link.name}", 0.0 if link.inertial is not None else 1.0)
+            f"link {link.name}"
             for link in obj.links
-            if link.name in moving_children and not _frame_link(link, parents)
+            if link.inertial is None
+            and link.name in moving_children
+            and not _frame_link(link, parents)
         ],
-        0.0,
-        ok=lambda v, t: v <= t,
-        describe=lambda e, v: (
-            f"{e}: a moving link without mass (no valid source inertial and "
-            "no shape enclosing volume)"
-        ),
+        problem="a moving link without mass (no valid source inertial and no shape enclosing "
+        "volume)",
         passed_message="every moving link has an inertial",
     )
 

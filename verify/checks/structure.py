@@ -16,7 +16,7 @@ import numpy as np
 from normalize.errors import AssetError
 from normalize.model import JOINT_TYPES
 from normalize.urdf import read_object
-from verify.checks import Context, aggregate, single
+from verify.checks import Context, aggregate, flagged, single
 from verify.report import CheckResult
 
 #: Largest accepted | |axis| - 1 | (the model's own tolerance).
@@ -101,13 +101,11 @@ def run(ctx: Context) -> list[CheckResult]:
         )
     )
 
-    out += aggregate(
+    out += flagged(
         "structure.joint_types",
         "error",
-        [(f"joint {j.name}", 0.0 if j.type in JOINT_TYPES else 1.0) for j in obj.joints],
-        0.0,
-        ok=lambda v, t: v <= t,
-        describe=lambda e, v: f"{e}: unsupported joint type",
+        [f"joint {j.name}" for j in obj.joints if j.type not in JOINT_TYPES],
+        problem="unsupported joint type",
         passed_message=f"every joint type is one of {', '.join(JOINT_TYPES)}",
     )
 
@@ -126,35 +124,29 @@ def run(ctx: Context) -> list[CheckResult]:
         passed_message="every moving joint has a finite unit axis (value: largest | |a| - 1 |)",
     )
 
-    out += aggregate(
+    out += flagged(
         "structure.limits",
         "error",
-        [(f"joint {j.name}", _limit_problem(j)) for j in obj.joints],
-        0.0,
-        ok=lambda v, t: v <= t,
-        describe=lambda e, v: f"{e}: limits are not ordered, or not finite where required",
+        [f"joint {j.name}" for j in obj.joints if not _limits_suit(j)],
+        problem="limits are not ordered, or not finite where required",
         passed_message="limits are ordered, finite for revolute joints, (-inf, inf) for "
         "continuous joints, and finite or unbounded both ways for prismatic and helical joints",
     )
 
     by_name = {j.name: j for j in obj.joints}
     mimics = [j for j in obj.joints if j.mimic is not None]
-    out += aggregate(
+    out += flagged(
         "structure.mimic_targets",
         "error",
-        [(f"joint {j.name}", 0.0 if j.mimic.joint in by_name else 1.0) for j in mimics],
-        0.0,
-        ok=lambda v, t: v <= t,
-        describe=lambda e, v: f"{e}: mimics a joint that does not exist",
+        [f"joint {j.name}" for j in mimics if j.mimic.joint not in by_name],
+        problem="mimics a joint that does not exist",
         passed_message=f"{len(mimics)} mimic joint(s), every target exists",
     )
-    out += aggregate(
+    out += flagged(
         "structure.mimic_loops",
         "error",
-        [(f"joint {j.name}", _mimic_chain_loops(j, by_name)) for j in mimics],
-        0.0,
-        ok=lambda v, t: v <= t,
-        describe=lambda e, v: f"{e}: its mimic chain comes back to itself",
+        [f"joint {j.name}" for j in mimics if _mimic_chain_loops(j, by_name)],
+        problem="its mimic chain comes back to itself",
         passed_message="no mimic chain loops",
     )
 
@@ -185,27 +177,27 @@ def _reachable(obj, root: str) -> set[str]:
     return seen
 
 
-def _limit_problem(joint) -> float:
-    """0.0 when the limits suit the joint type, 1.0 when not."""
+def _limits_suit(joint) -> bool:
+    """Whether the limits are ordered and suit the joint type."""
     lower, upper = joint.lower, joint.upper
     if math.isnan(lower) or math.isnan(upper) or lower > upper:
-        return 1.0
-    finite = math.isfinite(lower) and math.isfinite(upper)
+        return False
+    unbounded = (lower, upper) == (-math.inf, math.inf)
     if joint.type == "revolute":
-        return 0.0 if finite else 1.0
+        return math.isfinite(lower) and math.isfinite(upper)
     if joint.type == "continuous":
-        return 0.0 if (lower, upper) == (-math.inf, math.inf) else 1.0
+        return unbounded
     if joint.type == "fixed":
-        return 0.0 if (lower, upper) == (0.0, 0.0) else 1.0
-    return 0.0 if finite or (lower, upper) == (-math.inf, math.inf) else 1.0
+        return (lower, upper) == (0.0, 0.0)
+    return (math.isfinite(lower) and math.isfinite(upper)) or unbounded
 
 
-def _mimic_chain_loops(joint, by_name) -> float:
+def _mimic_chain_loops(joint, by_name) -> bool:
     seen = {joint.name}
     current = joint
     while current.mimic is not None and current.mimic.joint in by_name:
         current = by_name[current.mimic.joint]
         if current.name in seen:
-            return 1.0
+            return True
         seen.add(current.name)
-    return 0.0
+    return False
