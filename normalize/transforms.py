@@ -53,6 +53,19 @@ def from_rotation_translation(rotation=None, translation=None) -> np.ndarray:
     return t
 
 
+def quaternion_matrix(quaternion) -> np.ndarray:
+    """Rotation matrix of the quaternion (w, x, y, z), of any non-zero length."""
+    w, x, y, z = (float(v) for v in quaternion)
+    s = 2.0 / (w * w + x * x + y * y + z * z)
+    return np.array(
+        [
+            [1 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)],
+            [s * (x * y + z * w), 1 - s * (x * x + z * z), s * (y * z - x * w)],
+            [s * (x * z - y * w), s * (y * z + x * w), 1 - s * (x * x + y * y)],
+        ]
+    )
+
+
 def invert(transform: np.ndarray) -> np.ndarray:
     r = transform[:3, :3]
     out = np.eye(4)

@@ -158,6 +158,27 @@ def test_link_and_joint_poses_follow_sdformat_defaults(tmp_path):
     assert obj.source.labels == {"robot_name": "m", "folder": "."}
 
 
+def test_quaternion_pose_equals_the_euler_pose(tmp_path):
+    # rotation_format="quat_xyzw": position, then the quaternion x y z w (any non-zero length);
+    # (0, 0, 3, 3) is 90 degrees about z, like the rpy (0, 0, pi/2) of link e.
+    quat = '<pose rotation_format="quat_xyzw">1 2 3 0 0 3 3</pose>'
+    body = (
+        link("a")
+        + f'<link name="q">{quat}</link>'
+        + link("e", "1 2 3 0 0 1.5707963267948966")
+        + joint("jq", "fixed", "a", "q", axis=None)
+        + joint("je", "fixed", "a", "e", axis=None)
+    )
+    write(tmp_path, {"m.sdf": sdf(body)})
+    obj = load(tmp_path, "m.sdf")
+    for point in ([0, 0, 0], [1, 0, 0], [0, 0, 1]):
+        assert np.allclose(world_position(obj, "q", point), world_position(obj, "e", point))
+    assert np.allclose(world_position(obj, "q", [1, 0, 0]), [1, 3, 3])
+    zero = body.replace("0 0 3 3</pose>", "0 0 0 0</pose>")
+    write(tmp_path, {"zero.sdf": sdf(zero)})
+    assert refused(tmp_path, "zero.sdf").code == "parse.vector"
+
+
 @pytest.mark.parametrize(
     "version, axis_extra, expected",
     [

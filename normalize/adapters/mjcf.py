@@ -34,7 +34,7 @@ from normalize.multidof import decompose_joint
 from normalize.paths import confine, is_inside, realpath
 from normalize.safe_xml import parse_xml_bytes, read_limited
 from normalize.sources import Candidate, SourceConfig, entry_paths
-from normalize.transforms import from_rotation_translation, invert
+from normalize.transforms import from_rotation_translation, invert, quaternion_matrix
 
 DEFAULT_ENTRY = "**/*.xml"
 # MuJoCo's viewer shows geom groups 0-2 by default; those are our visuals.
@@ -202,21 +202,8 @@ def mujoco_names(model) -> tuple[list[str], list[str]]:
 
 
 # ----------------------------------------------------------------------------- conversion
-def _quat_matrix(quat) -> np.ndarray:
-    w, x, y, z = (float(v) for v in quat)
-    n = w * w + x * x + y * y + z * z
-    s = 2.0 / n
-    return np.array(
-        [
-            [1 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)],
-            [s * (x * y + z * w), 1 - s * (x * x + z * z), s * (y * z - x * w)],
-            [s * (x * z - y * w), s * (y * z + x * w), 1 - s * (x * x + y * y)],
-        ]
-    )
-
-
 def _pose(pos, quat) -> np.ndarray:
-    return from_rotation_translation(_quat_matrix(quat), np.asarray(pos, dtype=float))
+    return from_rotation_translation(quaternion_matrix(quat), np.asarray(pos, dtype=float))
 
 
 def _translation(p) -> np.ndarray:
@@ -357,7 +344,7 @@ def _inertial(model, body: int, to_link: np.ndarray) -> Inertial | None:
     mass = float(model.body_mass[body])
     if mass == 0.0:
         return None
-    rot = _quat_matrix(model.body_iquat[body])
+    rot = quaternion_matrix(model.body_iquat[body])
     inertia = rot @ np.diag(model.body_inertia[body]) @ rot.T
     com = to_link[:3, :3] @ model.body_ipos[body] + to_link[:3, 3]
     inertia = to_link[:3, :3] @ inertia @ to_link[:3, :3].T

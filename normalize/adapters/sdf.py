@@ -35,7 +35,12 @@ from normalize.multidof import decompose_joint
 from normalize.paths import confine, realpath, resolve_reference
 from normalize.safe_xml import parse_xml, parse_xml_bytes, read_limited
 from normalize.sources import Candidate, SourceConfig
-from normalize.transforms import from_rotation_translation, invert, make_transform
+from normalize.transforms import (
+    from_rotation_translation,
+    invert,
+    make_transform,
+    quaternion_matrix,
+)
 
 DEFAULT_ENTRY = "**/*.sdf"
 VERSIONS = ("1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11")
@@ -169,14 +174,7 @@ class _SdfReader:
             norm = math.sqrt(w * w + x * x + y * y + z * z)
             if norm == 0:
                 raise self.error("pose quaternion is zero", "parse.vector", element, path)
-            w, x, y, z = w / norm, x / norm, y / norm, z / norm
-            rotation = np.array(
-                [
-                    [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                    [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                    [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-                ]
-            )
+            rotation = quaternion_matrix((w / norm, x / norm, y / norm, z / norm))
             return from_rotation_translation(rotation, values[:3]), pose.get("relative_to")
         values = self.vector(text, 6, "pose", element, path)
         rpy = values[3:]
