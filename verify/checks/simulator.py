@@ -28,6 +28,7 @@ from lxml import etree
 
 from normalize.helical import split_helical
 from normalize.mujoco_warnings import captured
+from normalize.safe_xml import parse_xml
 from verify.checks import Context, single
 from verify.report import CheckResult
 
@@ -45,7 +46,7 @@ COMPILER = {
 
 def mujoco_text(urdf_path, folder, skip_meshes: set[str]) -> bytes:
     """The URDF text MuJoCo compiles (see the module docstring)."""
-    root = etree.fromstring(urdf_path.read_bytes(), etree.XMLParser(resolve_entities=False))
+    root = parse_xml(urdf_path)
     for limit in root.iter("limit"):
         if limit.get("lower") is not None and limit.get("lower") == limit.get("upper"):
             del limit.attrib["lower"], limit.attrib["upper"]  # MuJoCo ignores them, noisily
