@@ -95,9 +95,7 @@ def edit_script(result, pred: Kinematics, gt: Kinematics, pairs, norm, kappa) ->
     g_pred, g_gt = _grams(norm, len(pred), len(gt))
     p = np.array([i for i, _ in pairs], dtype=np.int64)
     g = np.array([k for _, k in pairs], dtype=np.int64)
-    pair_cost = (
-        joint_distance(pred.joints[p], gt.joints[g], g_gt[g], kappa) if len(p) else np.zeros(0)
-    )
+    pair_cost = joint_distance(pred.joints[p], gt.joints[g], g_gt[g], kappa)
     left_pred = np.setdiff1d(np.flatnonzero(pred.moving), p)
     left_gt = np.setdiff1d(np.flatnonzero(gt.moving), g)
     return TreeMatch(
