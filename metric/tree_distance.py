@@ -93,9 +93,7 @@ def _tree_grams(norm, t1: Tree, t2: Tree):
             raise ValueError("per-joint norms for two trees are a pair (G1, G2)")
         g1, _ = gram_factor(norm[0], len(t1), "norm of the first tree")
         g2, _ = gram_factor(norm[1], len(t2), "norm of the second tree")
-        if g1.ndim == 2 and g2.ndim == 2:
-            return g1, g2
-        if g1.ndim != 3 or g2.ndim != 3:
+        if g1.ndim != g2.ndim:
             raise ValueError("a norm pair holds per-joint Grams (N1, 6, 6) and (N2, 6, 6)")
         return g1, g2
     gram, _ = gram_factor(norm, what="norm")
