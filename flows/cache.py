@@ -28,6 +28,7 @@ import os
 import shutil
 import sys
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,28 +225,31 @@ class ObjectCache:
 
     # ------------------------------------------------------------------ store
     def store(
-        self, identity: str, inputs: dict[str, str], outcome: dict, object_dir: Path | None
+        self,
+        identity: str,
+        inputs: dict[str, str],
+        outcome: dict,
+        object_dir: Path | None,
+        files: Mapping[str, str],
     ) -> None:
-        """Store an outcome and (for accepted objects) a copy of its object folder."""
+        """Store an outcome and (for accepted objects) a copy of its object folder: `files` is
+        the sha256 of each file under `object_dir` by relative name, as the caller computed
+        them (`flows.manifests.folder_digests`); empty for a rejection. A lookup checks every
+        stored file against its digest."""
         key = entry_key(identity, inputs)
         final = self._entry_dir(key)
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.parent / f".tmp-{uuid.uuid4().hex}"
         try:
-            digests = {}
-            if object_dir is not None:
-                for path in sorted(p for p in Path(object_dir).rglob("*") if p.is_file()):
-                    name = path.relative_to(object_dir).as_posix()
-                    target = tmp / "files" / name
-                    link_or_copy(path, target)
-                    digests[name] = sha256_hex(target.read_bytes())
+            for name in files:
+                link_or_copy(Path(object_dir, name), tmp / "files" / name)
             tmp.mkdir(parents=True, exist_ok=True)
             entry = {
                 "format": FORMAT,
                 "identity": identity,
                 "inputs": inputs,
                 "outcome": outcome,
-                "files": digests,
+                "files": dict(files),
             }
             entry["checksum"] = sha256_hex(canonical_json(entry))
             (tmp / "entry.json").write_bytes(canonical_json(entry))

@@ -384,7 +384,7 @@ def computed_outcome(
     if cache is not None and not internal and not (reject and reject["code"] in TRANSIENT_CODES):
         t = time.perf_counter()
         identity = _identity(candidate, settings)
-        cache.store(identity, inputs, outcome, object_dir if outcome["accepted"] else None)
+        cache.store(identity, inputs, outcome, object_dir, outcome["files"])
         seconds["cache"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - started
     return {

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from flows.cache import MISSING, ObjectCache, default_cache_dir, entry_key, hash_inputs
+from flows.manifests import folder_digests
 
 
 @pytest.fixture()
@@ -32,7 +33,7 @@ def test_hit_returns_outcome_and_files(setup, tmp_path):
     cache, src, obj, inputs = setup
     assert inputs[str(src / "gone.obj")] == MISSING
     assert cache.lookup("id1") is None
-    cache.store("id1", inputs, OUTCOME, obj)
+    cache.store("id1", inputs, OUTCOME, obj, folder_digests(obj))
     hit = cache.lookup("id1")
     assert hit is not None and hit.outcome == OUTCOME
     assert hit.files["meshes/m.obj"].read_bytes() == (obj / "meshes" / "m.obj").read_bytes()
@@ -43,7 +44,7 @@ def test_hit_returns_outcome_and_files(setup, tmp_path):
 
 def test_changed_missing_or_appearing_input_misses(setup):
     cache, src, obj, inputs = setup
-    cache.store("id1", inputs, OUTCOME, obj)
+    cache.store("id1", inputs, OUTCOME, obj, folder_digests(obj))
     (src / "mesh.obj").write_text("v 0 0 1\n")
     assert cache.lookup("id1") is None
     (src / "mesh.obj").write_text("v 0 0 0\n")
@@ -58,7 +59,7 @@ def test_changed_missing_or_appearing_input_misses(setup):
 def test_rejection_without_files(setup):
     cache, _, _, inputs = setup
     outcome = {"status": "rejected", "reject": {"code": "xml.malformed"}}
-    cache.store("id1", inputs, outcome, None)
+    cache.store("id1", inputs, outcome, None, {})
     hit = cache.lookup("id1")
     assert hit.outcome == outcome and hit.files == {}
 
@@ -74,7 +75,7 @@ def entry_dir(cache, identity, inputs):
 )
 def test_corrupted_entry_is_detected_and_discarded(setup, damage):
     cache, _, obj, inputs = setup
-    cache.store("id1", inputs, OUTCOME, obj)
+    cache.store("id1", inputs, OUTCOME, obj, folder_digests(obj))
     folder = entry_dir(cache, "id1", inputs)
     mesh = folder / "files" / "meshes" / "m.obj"
     entry = folder / "entry.json"
@@ -99,14 +100,16 @@ def test_corrupted_entry_is_detected_and_discarded(setup, damage):
     assert cache.lookup("id1") is None
     assert cache.discarded == 1
     assert not folder.exists(), "the corrupted entry is removed"
-    cache.store("id1", inputs, OUTCOME, obj)
+    cache.store("id1", inputs, OUTCOME, obj, folder_digests(obj))
     assert cache.lookup("id1").outcome == OUTCOME, "and recomputed results are stored again"
 
 
 def test_no_temporary_leftovers_and_concurrent_store(setup):
     cache, _, obj, inputs = setup
-    cache.store("id1", inputs, OUTCOME, obj)
-    cache.store("id1", inputs, OUTCOME, obj)  # a second writer of the same entry
+    cache.store("id1", inputs, OUTCOME, obj, folder_digests(obj))
+    cache.store(
+        "id1", inputs, OUTCOME, obj, folder_digests(obj)
+    )  # a second writer of the same entry
     leftovers = [p for p in cache.root.rglob(".tmp-*")]
     assert leftovers == []
     assert cache.lookup("id1") is not None
