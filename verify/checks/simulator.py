@@ -133,32 +133,17 @@ def run(ctx: Context) -> list[CheckResult]:
 def _kinematics(mujoco, model, obj) -> CheckResult:
     check_id = "simulator.kinematics"
     data = mujoco.MjData(model)
-    bodies = {}
-    for link in obj.links:
-        body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, link.name)
-        if body < 0:
-            return single(
-                check_id,
-                "error",
-                False,
-                "MuJoCo has no body for this link",
-                element=f"link {link.name}",
-            )
-        bodies[link.name] = body
-    addresses = {}
-    for joint in obj.joints:
-        if not joint.moving:
-            continue
-        index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint.name)
-        if index < 0:
-            return single(
-                check_id,
-                "error",
-                False,
-                "MuJoCo has no joint of this name",
-                element=f"joint {joint.name}",
-            )
-        addresses[joint.name] = model.jnt_qposadr[index]
+    body, joint = mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_JOINT
+    bodies = {link.name: mujoco.mj_name2id(model, body, link.name) for link in obj.links}
+    joints = {j.name: mujoco.mj_name2id(model, joint, j.name) for j in obj.moving_joints}
+    for kind, ids, message in (
+        ("link", bodies, "MuJoCo has no body for this link"),
+        ("joint", joints, "MuJoCo has no joint of this name"),
+    ):
+        absent = next((name for name, index in ids.items() if index < 0), None)
+        if absent is not None:
+            return single(check_id, "error", False, message, element=f"{kind} {absent}")
+    addresses = {name: model.jnt_qposadr[index] for name, index in joints.items()}
     worst, where = 0.0, None
     for label, q in configurations(obj).items():
         coords = obj.resolve_configuration(q)
