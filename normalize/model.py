@@ -544,10 +544,14 @@ class ArticulatedObject:
         link is massless (a helper link between two joints, e.g. a caster swivel), the links it
         carries combined. This is the kinetic norm's input; mass 0 means nothing moves with mass."""
         joints = self.joints if joints is None else joints
-        mass, com, inertia = self.link_mass_moments_world([j.child for j in joints])
+        names = [link.name for link in self.links]
+        row = {name: i for i, name in enumerate(names)}
+        all_mass, all_com, all_inertia = self.link_mass_moments_world(names)
+        children = [row[j.child] for j in joints]
+        mass, com, inertia = all_mass[children], all_com[children], all_inertia[children]
         for i in np.flatnonzero(mass <= 0):
-            carried = self._subtree_links(joints[i].child)
-            m, c, inertia_i = self.link_mass_moments_world(carried)
+            carried = [row[name] for name in self._subtree_links(joints[i].child)]
+            m, c, inertia_i = all_mass[carried], all_com[carried], all_inertia[carried]
             total = m.sum()
             if total <= 0:
                 continue
