@@ -102,7 +102,7 @@ def run(ctx: Context) -> list[CheckResult]:
     )
 
     methods: Counter = Counter()
-    written = {link.name: link for link in ctx.result.object.links}
+    written = ctx.result.object.link_map
     for link in obj.links:
         inertial = written[link.name].inertial if link.name in written else link.inertial
         methods[inertial.method if inertial is not None else "none"] += 1
