@@ -149,7 +149,8 @@ def endpoints(joints: Joints, norm=None, kappa: float | None = None):
     return s_minus[:, None] * unit, s_plus[:, None] * unit
 
 
-def _prepare(joints: Joints, factor: np.ndarray, kappa: float | None):
+def prepare_joints(joints: Joints, factor: np.ndarray, kappa: float | None):
+    """`prepare` of a batch's twists mapped by the Cholesky factor(s) `factor`."""
     return prepare(transform(joints.twist, factor), joints.lower, joints.upper, kappa)
 
 
@@ -164,8 +165,8 @@ def joint_distance(j1: Joints, j2: Joints, norm, kappa: float | None = None) -> 
     for start in range(0, len(j1), _PAIR_CHUNK):
         part = slice(start, start + _PAIR_CHUNK)
         f = factor if factor.ndim == 2 else factor[part]
-        v1, p1, s1m, s1p = _prepare(j1[part], f, kappa)
-        v2, p2, s2m, s2p = _prepare(j2[part], f, kappa)
+        v1, p1, s1m, s1p = prepare_joints(j1[part], f, kappa)
+        v2, p2, s2m, s2p = prepare_joints(j2[part], f, kappa)
         out[part] = np.sqrt(_squared(v1, s1m, s1p, v2, s2m, s2p, p1, p2, _dot(v1, v2)))
     return out
 
@@ -178,7 +179,7 @@ def distance_to_fixed(joints: Joints, norm, kappa: float | None = None) -> np.nd
     if kappa is None:
         check_bounded(joints, "joints")
     _, factor = gram_factor(norm, len(joints))
-    _, p, s_minus, s_plus = _prepare(joints, factor, kappa)
+    _, p, s_minus, s_plus = prepare_joints(joints, factor, kappa)
     return np.sqrt((s_minus * s_minus + s_plus * s_plus) * p)
 
 
@@ -198,9 +199,9 @@ def joint_distance_matrix(j1: Joints, j2: Joints, norm, kappa: float | None = No
     out = np.empty((n1, n2))
     if n1 == 0 or n2 == 0:
         return out
-    v2, p2, s2m, s2p = _prepare(j2, factor, kappa)
+    v2, p2, s2m, s2p = prepare_joints(j2, factor, kappa)
     if factor.ndim == 2:
-        v1, p1, s1m, s1p = _prepare(j1, factor, kappa)
+        v1, p1, s1m, s1p = prepare_joints(j1, factor, kappa)
     rows = max(1, _MATRIX_CHUNK // n2)
     for start in range(0, n1, rows):
         part = slice(start, min(start + rows, n1))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metric.joint_distance import check_pair, endpoints, prepare, transform
+from metric.joint_distance import check_pair, endpoints, prepare_joints
 from metric.joints import Joints
 
 
@@ -33,9 +33,7 @@ def _scaled(j1: Joints, j2: Joints, norm, kappa):
     kappa, factor = check_pair(j1, j2, norm, kappa)
     out = []
     for joints in (j1, j2):
-        v, _, s_minus, s_plus = prepare(
-            transform(joints.twist, factor), joints.lower, joints.upper, kappa
-        )
+        v, _, s_minus, s_plus = prepare_joints(joints, factor, kappa)
         out.append((v, s_minus, s_plus))
     return out
 
