@@ -37,7 +37,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from lxml import etree
 
 from normalize.changes import Change
 from normalize.errors import AssetError
@@ -488,8 +487,6 @@ def read_urdf(
         if exc.path is None:
             exc.path = str(path)
         raise
-    except etree.LxmlError as exc:  # pragma: no cover - parse_xml already checked the tree
-        raise reader.error(f"cannot read XML: {exc}", "xml.malformed", None) from exc
 
 
 def read_object(urdf_path: Path) -> ArticulatedObject:
