@@ -49,7 +49,13 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settin
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
 from flows import manifests, pipeline, release  # noqa: E402
-from flows.cache import ObjectCache, canonical_json, default_cache_dir, sha256_hex  # noqa: E402
+from flows.cache import (  # noqa: E402
+    ObjectCache,
+    canonical_json,
+    default_cache_dir,
+    sha256_file,
+    sha256_hex,
+)
 from flows.pipeline import BatchSettings  # noqa: E402
 from flows.progress import BuildProgress  # noqa: E402
 from flows.selection import EvalCandidate, select_eval, split_of  # noqa: E402
@@ -632,7 +638,7 @@ def assemble(
     }
     for name in manifests.TABLES:
         path = staging / "manifest" / f"{name}.parquet"
-        known[f"manifest/{name}.parquet"] = manifests.sha256_file(path)
+        known[f"manifest/{name}.parquet"] = sha256_file(path)
     content = release.content_hash(known)
 
     stats_md = _statistics(arrow, staging)

@@ -62,15 +62,20 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def sha256_file(path: str | os.PathLike) -> str:
+    """sha256 of a file's content, read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def input_digest(path: str | os.PathLike) -> str:
     """sha256 of a file's content, or a fixed marker when it is missing, not a file or
     unreadable (so that a file appearing or disappearing changes the key)."""
     try:
-        with open(path, "rb") as f:
-            h = hashlib.sha256()
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-            return h.hexdigest()
+        return sha256_file(path)
     except FileNotFoundError:
         return MISSING
     except (IsADirectoryError, NotADirectoryError):

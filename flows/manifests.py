@@ -13,7 +13,6 @@ lower = -inf and upper = +inf.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from flows.cache import sha256_file, sha256_hex
 from normalize.meshes import geometry_bounds
 from normalize.model import ArticulatedObject, Geometry
 
@@ -162,18 +162,6 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
 
 
 # --------------------------------------------------------------------------- hashing
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def folder_digests(folder: Path) -> dict[str, str]:
     """sha256 of every regular file under `folder`, by sorted '/'-separated relative path."""
     folder = Path(folder)
@@ -181,10 +169,14 @@ def folder_digests(folder: Path) -> dict[str, str]:
     return {name: sha256_file(folder / name) for name in names}
 
 
+def checksum_lines(entries: Iterable[tuple[str, str]]) -> str:
+    """`<sha256>  <path>` lines of (path, sha256) entries sorted by path (sha256sum format)."""
+    return "".join(f"{digest}  {name}\n" for name, digest in sorted(entries))
+
+
 def digest_listing(entries: Iterable[tuple[str, str]]) -> str:
-    """sha256 over sorted `<sha256>  <path>` lines (the sha256sum format)."""
-    lines = "".join(f"{digest}  {name}\n" for name, digest in sorted(entries))
-    return sha256_bytes(lines.encode("utf-8"))
+    """sha256 over the `checksum_lines` of the entries."""
+    return sha256_hex(checksum_lines(entries).encode("utf-8"))
 
 
 # --------------------------------------------------------------------------- geometry

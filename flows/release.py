@@ -29,7 +29,8 @@ import pyarrow.parquet as pq
 import yaml
 
 import schemas
-from flows.manifests import TABLES, digest_listing, sha256_file
+from flows.cache import sha256_file
+from flows.manifests import TABLES, checksum_lines, digest_listing
 
 RELEASE_FORMAT = "articulate-arena-release/1"
 RELEASE_JSON = "release.json"
@@ -200,8 +201,7 @@ def write_checksums(root: Path, known: Mapping[str, str] | None = None) -> dict[
             name = prefix + file
             if name != CHECKSUMS:
                 digests[name] = known.get(name) or sha256_file(Path(folder, file))
-    text = "".join(f"{d}  {name}\n" for name, d in sorted(digests.items()))
-    (root / CHECKSUMS).write_text(text, encoding="utf-8")
+    (root / CHECKSUMS).write_text(checksum_lines(digests.items()), encoding="utf-8")
     return digests
 
 
