@@ -107,8 +107,9 @@ def report_markdown(summary: dict, metrics) -> str:
         "",
         "## Coverage",
         "",
-        "Gen counts objects with a valid output; Pair counts the matched joint pairs with finite "
-        "predicted and ground-truth limits (E_B's pairs; E_B objects have at least one). "
+        "Gen counts objects with a valid output; Pair counts the component joint pairs (matched "
+        "and fixed pairs) with finite predicted and ground-truth limits; E_B objects have at "
+        "least one such pair whose ground-truth child link has a usable mass distribution. "
         "Certified: objects whose exact E_α^{φ,tree} the assignment relaxation certified; "
         "Search: objects that needed the exact search.",
         "",
