@@ -384,8 +384,7 @@ def representable(obj: ArticulatedObject) -> ArticulatedObject:
     representable by rpy, inertia tensors exactly symmetric."""
 
     def geometry(g: Geometry) -> Geometry:
-        scale = g.scale if g.kind == "mesh" else np.ones(3)  # primitives carry their size
-        return replace(g, origin=snap_transform(g.origin), scale=scale)
+        return replace(g, origin=snap_transform(g.origin))
 
     links = []
     for link in obj.links:

@@ -592,8 +592,9 @@ class ArticulatedObject:
             return out
 
         def geometry(g: Geometry) -> Geometry:
-            size = tuple(v * s for v in g.size)
-            return replace(g, origin=scaled_pose(g.origin), scale=g.scale * s, size=size)
+            size = tuple(v * s for v in g.size)  # primitives scale by their size
+            scale = g.scale * s if g.kind == "mesh" else g.scale
+            return replace(g, origin=scaled_pose(g.origin), scale=scale, size=size)
 
         links = []
         for link in self.links:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from normalize import errors
-from normalize.model import ArticulatedObject, Inertial, Joint, Link, Mimic
+from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic
 from normalize.transforms import make_transform, matrix_to_rpy, rpy_to_matrix
 
 
@@ -146,6 +146,16 @@ def test_transformed_moves_twists_like_an_adjoint():
     a = move[:3, :3] @ np.array([0, 1, 0])
     o = move[:3, :3] @ np.array([2, 0, 0]) + move[:3, 3]
     np.testing.assert_allclose(twist, [*a, *np.cross(o, a)], atol=1e-12)
+
+
+def test_transformed_scales_primitives_by_size_and_meshes_by_scale():
+    box = Geometry("box", origin=make_transform([1, 0, 0]), size=(1, 2, 3))
+    mesh = Geometry("mesh", filename="/m.obj", scale=[1, 1, 2])
+    obj = ArticulatedObject("o", (Link("base", visuals=(box, mesh)),))
+    scaled_box, scaled_mesh = obj.transformed(np.eye(4), scale=2.0).links[0].visuals
+    assert scaled_box.size == (2, 4, 6) and scaled_box.scale.tolist() == [1, 1, 1]
+    assert scaled_box.origin[:3, 3].tolist() == [2, 0, 0]
+    assert scaled_mesh.scale.tolist() == [2, 2, 4]
 
 
 def test_rpy_round_trip():
