@@ -13,6 +13,7 @@ import metric
 import schemas
 import verify
 from normalize.errors import AssetError
+from normalize.model import ArticulatedObject, Inertial, Joint, Link
 from normalize.run import normalize_candidate
 from normalize.sources import Allowance, discover
 from normalize.urdf import read_object
@@ -149,6 +150,23 @@ def test_kinetic_self_distance_uses_the_normalized_joint_grams(tmp_path):
     ref_grams = kinematics.reference_grams(placed, reread, grams, sources)
     hinge = [i for i, j in enumerate(placed.joints) if j.name == "hinge"][0]
     assert np.allclose(ref_grams[hinge], grams[0])
+
+
+def test_kinetic_grams_fall_back_to_split_for_a_nearly_singular_inertia():
+    # Smallest eigenvalue 1.7e-17 > 0 but no Cholesky factor: metric.kinetic_norm refuses it,
+    # so the joint is measured in the split norm (an eigenvalue test used to let it through and
+    # the metric checks crashed).
+    inertia = [
+        [0.9997101203867025, 0.015626221407588802, 0.0067540201086712355],
+        [0.015626221407588802, 0.15765447351978745, -0.36408153167045854],
+        [0.0067540201086712355, -0.36408153167045854, 0.8426354060935101],
+    ]
+    links = [Link("base"), Link("door", inertial=Inertial(1.0, [0.0, 0.0, 0.0], inertia))]
+    hinge = Joint("hinge", "revolute", "base", "door", axis=[0, 0, 1], lower=0.0, upper=1.0)
+    obj = ArticulatedObject("t", links, [hinge])
+    assert np.linalg.eigvalsh(obj.child_mass_moments()[2][0])[0] > 0
+    grams, massless = kinematics.kinetic_grams(obj)
+    assert massless == 1 and np.array_equal(grams[0], kinematics.SPLIT)
 
 
 def test_zero_range_revolute_is_flagged_as_effectively_fixed(tmp_path):

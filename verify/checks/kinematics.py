@@ -66,22 +66,12 @@ def tolerance(tree: metric.Tree, norm, kappa) -> float:
 
 
 def kinetic_grams(obj: ArticulatedObject) -> tuple[np.ndarray, int]:
-    """(Grams (N, 6, 6) per joint of `obj`, count of joints whose child has no usable mass and
-    fall back to the split norm)."""
-    n = len(obj.joints)
-    grams = np.repeat(SPLIT[None], n, axis=0)
-    if n == 0:
-        return grams, 0
-    mass, com, inertia = obj.child_mass_moments()
-    usable = (mass > 0) & np.isfinite(com).all(axis=1) & np.isfinite(inertia).all(axis=(1, 2))
-    if usable.any():
-        symmetric = 0.5 * (inertia[usable] + np.swapaxes(inertia[usable], 1, 2))
-        positive = np.linalg.eigvalsh(symmetric)[:, 0] > 0
-        index = np.flatnonzero(usable)[positive]
-        usable[:] = False
-        usable[index] = True
-        if len(index):
-            grams[index] = metric.kinetic_norm(mass[index], com[index], inertia[index])
+    """(Grams (N, 6, 6) per joint of `obj`, count of moving joints whose child has no usable
+    mass (as `metric.kinetic_norms` decides) and fall back to the split norm)."""
+    if not obj.joints:
+        return np.zeros((0, 6, 6)), 0
+    grams, usable = metric.kinetic_norms(*obj.child_mass_moments())
+    grams[~usable] = SPLIT
     moving = np.array([j.moving for j in obj.joints])
     return grams, int((moving & ~usable).sum())
 
