@@ -62,7 +62,6 @@ from flows.selection import EvalCandidate, select_eval, split_of  # noqa: E402
 from normalize.sources import (  # noqa: E402
     Candidate,
     SourceConfig,
-    SourcesFileError,
     discover,
     load_sources,
     overrides_file,
@@ -807,9 +806,7 @@ def build_command(
         if previous is not None:
             release.read_release(previous)
         release.check_out(out)
-    except (SourcesFileError, release.ReleaseError) as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    except ValueError as exc:  # e.g. TaxonomyError from the overrides file
+    except (release.ReleaseError, ValueError) as exc:  # SourcesFileError, TaxonomyError...
         return _fail(str(exc), EXIT_USAGE)
     config = BuildConfig(
         sources=configs,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -103,7 +102,6 @@ def schedule_command(*, cron: str, sources: Path, out_root: Path) -> int:
         return EXIT_USAGE
     from prefect.deployments.runner import EntrypointType
 
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     Path(out_root).mkdir(parents=True, exist_ok=True)
     scheduled_release.serve(
         name=DEPLOYMENT_NAME,
