@@ -42,10 +42,6 @@ def get_adapter(format: str) -> Adapter:
         ) from None
 
 
-def formats() -> list[str]:
-    return sorted(_ADAPTERS)
-
-
 # Format modules register themselves on import (keep these imports last).
 from normalize.adapters import (  # noqa: E402, F401
     mjcf,
