@@ -225,8 +225,8 @@ def _swap_urdf(normalized: ArticulatedObject, t_norm, tol: float) -> CheckResult
     finally:
         path.unlink(missing_ok=True)
     t_flip = metric_tree(reread)
-    count = sum(1 for j in normalized.joints if j.moving)
-    check = _tree_check(
+    count = len(normalized.moving_joints)
+    return _tree_check(
         check_id,
         t_norm,
         t_flip,
@@ -235,4 +235,3 @@ def _swap_urdf(normalized: ArticulatedObject, t_norm, tol: float) -> CheckResult
         tol,
         f"the normalized object and its URDF written with all {count} moving axes flipped",
     )
-    return check
