@@ -81,7 +81,6 @@ class _Frame:
 
     pose: np.ndarray
     relative_to: str  # scoped name, or "" for the top model frame
-    element: str
 
 
 @dataclass
@@ -218,7 +217,7 @@ class _SdfReader:
             raise DuplicateNameError(
                 f"name {name!r} is used twice in one model", element=element, path=str(path)
             )
-        self.model.frames[name] = _Frame(pose, relative_to, element)
+        self.model.frames[name] = _Frame(pose, relative_to)
 
     def read_model(self, node, scope: str, file: Path, version, stack: tuple[Path, ...]):
         """Collect the links, joints and frames of a (possibly nested) model."""
