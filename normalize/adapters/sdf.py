@@ -599,11 +599,11 @@ class _SdfReader:
                 )
         return pitch
 
-    def joint(self, spec: _JointSpec, origin: np.ndarray, parent: str, child: str):
+    def joint(self, spec: _JointSpec, origin: np.ndarray):
         """(extra links, joints, mimic node or None) for one SDF joint."""
         element = f"joint {spec.name}"
         kind = spec.node.get("type", "")
-        common = {"name": spec.name, "parent": parent, "child": child, "origin": origin}
+        common = {"name": spec.name, "parent": spec.parent, "child": spec.child, "origin": origin}
         if kind == "fixed":
             return [], [Joint(type="fixed", **common)], None
         if kind in ("revolute", "continuous", "prismatic", "screw"):
@@ -685,7 +685,7 @@ class _SdfReader:
         for spec in specs:
             origin = invert(self.world_pose(spec.parent)) @ self.world_pose(spec.name)
             try:
-                out[spec.name] = self.joint(spec, origin, spec.parent, spec.child)[1]
+                out[spec.name] = self.joint(spec, origin)[1]
             except AssetError as exc:
                 out[spec.name] = exc
         return out
@@ -707,7 +707,7 @@ class _SdfReader:
         mimics = []
         for spec in specs:
             origin = invert(frames[spec.parent]) @ self.world_pose(spec.name)
-            extra, new, mimic = self.joint(spec, origin, spec.parent, spec.child)
+            extra, new, mimic = self.joint(spec, origin)
             links += extra
             joints.update((j.name, j) for j in new)
             if mimic is not None:
