@@ -29,8 +29,6 @@ from taxonomy.data import (
 )
 from taxonomy.structure import structure_hints
 
-METHODS = ("override", "source_label", "name_synonym", "structure", "unassigned")
-
 LABEL_WEIGHT = 0.95
 # Where a name was found -> how much a synonym match there counts. The first four describe the
 # whole object; link names and part labels name parts, so part words are ignored there.

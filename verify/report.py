@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
-STATUSES = ("pass", "warn", "fail")
 
 
 def json_number(value):
