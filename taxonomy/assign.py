@@ -30,8 +30,9 @@ from taxonomy.data import (
 from taxonomy.structure import structure_hints
 
 LABEL_WEIGHT = 0.95
-# Where a name was found -> how much a synonym match there counts. The first four describe the
-# whole object; link names and part labels name parts, so part words are ignored there.
+# Where a name was found -> how much a synonym match there counts. The first five (OBJECT_LEVEL)
+# describe the whole object; link names and part labels name parts, so part words are ignored
+# there.
 NAME_WEIGHTS = {
     "folder": 0.8,
     "robot name": 0.75,
