@@ -56,8 +56,7 @@ class _MjcfWriter:
     def _joint(self, joint: JointDesign, indent: str) -> str:
         frame = self.frames[joint.child]
         pos = (inverse(frame) @ np.append(joint.point, 1.0))[:3]
-        scale = 2.0 if joint.name in self.quirks.non_unit_axis else 1.0
-        axis = frame[:3, :3].T @ joint.axis * scale
+        axis = self.quirks.written_axis(joint.name, frame[:3, :3].T @ joint.axis)
         kind = "slide" if joint.type == "prismatic" else "hinge"
         text = (
             f'{indent}<joint name="{joint.name}" type="{kind}" pos="{nums(pos)}" '

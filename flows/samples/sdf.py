@@ -108,13 +108,10 @@ class _SdfWriter:
                     f"      <thread_pitch>{nums([-2 * math.pi / per_turn])}</thread_pitch>"
                 )
         if joint.type != "fixed":
-            scale = 2.0 if joint.name in self.quirks.non_unit_axis else 1.0
-            axis = child_frame[:3, :3].T @ joint.axis * scale
+            axis = self.quirks.written_axis(joint.name, child_frame[:3, :3].T @ joint.axis)
             lines += ["      <axis>", f"        <xyz>{nums(axis)}</xyz>"]
             if joint.lower is not None:
-                lower, upper = joint.lower, joint.upper
-                if joint.name in self.quirks.upper_first:
-                    lower, upper = upper, lower
+                lower, upper = self.quirks.written_limits(joint)
                 lines.append(
                     f"        <limit><lower>{nums([lower])}</lower><upper>{nums([upper])}</upper>"
                     "</limit>"

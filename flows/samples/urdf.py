@@ -46,16 +46,6 @@ def _origin(transform: np.ndarray, rpy: bool = True) -> str:
     return f'<origin {xyz} rpy="{nums(angles)}"/>'
 
 
-def _limits(joint: JointDesign, quirks: Quirks) -> tuple[float, float]:
-    lower, upper = joint.lower, joint.upper
-    return (upper, lower) if joint.name in quirks.upper_first else (lower, upper)
-
-
-def _axis(axis_in_frame: np.ndarray, joint_name: str, quirks: Quirks) -> str:
-    scale = 2.0 if joint_name in quirks.non_unit_axis else 1.0
-    return nums(axis_in_frame * scale)
-
-
 class _UrdfWriter:
     def __init__(self, design: Design, quirks: Quirks, partnet: bool):
         self.design, self.quirks, self.partnet = design, quirks, partnet
@@ -158,14 +148,13 @@ class _UrdfWriter:
         frame = self.frames[joint.child]
         origin = inverse(self.frames[joint.parent]) @ frame
         name = self.joint_name[joint.name]
-        axis_local = frame[:3, :3].T @ joint.axis
-        axis = _axis(axis_local, joint.name, self.quirks)
+        axis = nums(self.quirks.written_axis(joint.name, frame[:3, :3].T @ joint.axis))
         if joint.type == "helical":
             self._helical_pair(joint, name, parent, child, origin, axis)
             return
         limits = None
         if joint.type in ("revolute", "prismatic"):
-            limits = _limits(joint, self.quirks)
+            limits = self.quirks.written_limits(joint)
         self._joint(
             name, joint.type, parent, child, origin, None if joint.type == "fixed" else axis, limits
         )

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from flows.samples.design import JointDesign
 from flows.samples.meshes import obj_text
 
 
@@ -21,6 +22,16 @@ class Quirks:
     body_fragment: bool = False  # MJCF sliding parts in an <include>d file
     relative_to: bool = False  # SDF helper-link poses relative_to their parent link
     deprecated_pitch: bool = False  # SDF screw joint also carries the old <thread_pitch>
+
+    def written_axis(self, joint_name: str, axis: np.ndarray) -> np.ndarray:
+        """A joint's axis as the file writes it: doubled for the `non_unit_axis` joints."""
+        return axis * 2.0 if joint_name in self.non_unit_axis else axis
+
+    def written_limits(self, joint: JointDesign) -> tuple[float | None, float | None]:
+        """A joint's (lower, upper) as the file writes them: swapped for `upper_first` joints."""
+        if joint.name in self.upper_first:
+            return joint.upper, joint.lower
+        return joint.lower, joint.upper
 
 
 @dataclass
