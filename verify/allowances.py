@@ -60,9 +60,7 @@ def object_allowances(candidate: Candidate) -> tuple[list[Allowance], CheckResul
     try:
         data = yaml.safe_load(read_limited(path, MAX_BYTES).decode("utf-8"))
         schemas.validate(data, "allowances", source=str(path))
-    except AssetError as exc:
-        return problem(str(exc))
-    except (yaml.YAMLError, UnicodeDecodeError, schemas.SchemaValidationError) as exc:
+    except (AssetError, yaml.YAMLError, UnicodeDecodeError, schemas.SchemaValidationError) as exc:
         return problem(str(exc))
     found = [
         Allowance(a["check"], a["reason"], tuple(a.get("objects", ()))) for a in data["allowances"]
