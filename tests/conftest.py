@@ -40,6 +40,37 @@ def corpus_candidates(corpus_sources) -> dict:
     return {c.object_id: c for s in corpus_sources.values() for c in discover(s)}
 
 
+@pytest.fixture(scope="session")
+def sample_library(tmp_path_factory) -> Path:
+    """The generated demo library (`generate_library(n=0, seed=0)`: 40 objects in 5 sources),
+    written once per session. Tests read it in place; a test that changes it works on a copy."""
+    from flows.generate import generate_library
+
+    root = tmp_path_factory.mktemp("sample") / "library"
+    generate_library(root, n=0, seed=0)
+    return root
+
+
+@pytest.fixture(scope="session")
+def sample_release(sample_library, tmp_path_factory) -> Path:
+    """The release of the sample library, built once per session in this process with
+    `flows.build.build_release` (no Prefect, no cache, version "test"). Read-only."""
+    from flows.build import BuildConfig, build_release
+    from normalize.sources import load_sources
+
+    out = tmp_path_factory.mktemp("sample_release") / "release"
+    config = BuildConfig(
+        sources=load_sources(sample_library / "sources.yaml"),
+        out=out,
+        version="test",
+        runner="local",
+        workers=1,
+        live=False,
+    )
+    build_release(config)
+    return out
+
+
 # Prefect reads its settings when first imported: give the test session a private PREFECT_HOME
 # (never the developer's profiles or database), quiet logs and no telemetry, before any test
 # module imports it.

@@ -1,5 +1,6 @@
-"""Shared helpers of the scoring tests (tests/test_score_*.py): the sample release, built once per
-test session with the real build, and predictions written from perturbed ground truth."""
+"""Shared helpers of the scoring tests (tests/test_score_*.py): the objects they use from the
+session's sample release (tests/conftest.py), and predictions written from perturbed ground
+truth."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from normalize.model import ArticulatedObject, Joint, Link
 from normalize.urdf import read_object
 from normalize.urdf_writer import write_object
 
-_BUILT: dict[str, Path] = {}
-
 LAPTOP = "sample_urdf__laptop_0012__laptop_0012"
 CABINET = "sample_urdf__cabinet_0010__cabinet_0010"
 WINDOW = "sample_urdf__window_0018__window_0018"
@@ -22,30 +21,12 @@ FAUCET = "sample_urdf__faucet_0014__faucet_0014"
 USED = (LAPTOP, CABINET, WINDOW, FAUCET)
 
 
-def sample_release(tmp_path_factory) -> Path:
-    """The release of the generated demo library (`generate_library(n=0)`), built once per
-    process with `flows.build.build_release` (no Prefect, no cache)."""
-    if "release" not in _BUILT:
-        from flows.build import BuildConfig, build_release
-        from flows.generate import generate_library
-        from normalize.sources import load_sources
-
-        root = tmp_path_factory.mktemp("score_release")
-        generate_library(root / "library", n=0, seed=0)
-        config = BuildConfig(
-            sources=load_sources(root / "library" / "sources.yaml"),
-            out=root / "release",
-            version="test",
-            runner="local",
-            workers=1,
-            cache_dir=None,
-            live=False,
-        )
-        build_release(config)
-        missing = [o for o in USED if not (root / "release" / "objects" / o).is_dir()]
-        assert not missing, f"the sample release rejected {missing}; see its rejects.parquet"
-        _BUILT["release"] = root / "release"
-    return _BUILT["release"]
+def checked_release(release: Path) -> Path:
+    """`release` (the session's `sample_release` fixture), after checking that it holds every
+    object the scoring tests use."""
+    missing = [o for o in USED if not (release / "objects" / o).is_dir()]
+    assert not missing, f"the sample release rejected {missing}; see its rejects.parquet"
+    return release
 
 
 def ground_truth(release: Path, object_id: str) -> ArticulatedObject:

@@ -16,17 +16,9 @@ from test_faults_kill import Build
 
 from flows import pipeline
 from flows.build import EXIT_LOCKED, BuildConfig, build_release
-from flows.generate import generate_library
 from normalize.sources import load_sources
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def library(tmp_path_factory):
-    root = tmp_path_factory.mktemp("faults") / "library"
-    generate_library(root, n=0, seed=0)
-    return root
 
 
 def config(library, out, cache):
@@ -42,13 +34,13 @@ def config(library, out, cache):
 
 
 def test_a_source_unreadable_mid_build_gives_rejections_that_are_not_cached(
-    library, tmp_path, monkeypatch
+    sample_library, tmp_path, monkeypatch
 ):
     """Once the first object of sample_urdf is being computed, reading any file of that source
     fails with a permission error (as after a chmod or a lost mount). Its objects are rejected
     with a reason, the others are built, and those rejections are not cached: the next build
     recomputes and accepts them."""
-    root = str(library / "sample_urdf") + "/"
+    root = str(sample_library / "sample_urdf") + "/"
     real_open = io.open
     unreadable = False
 
@@ -68,7 +60,7 @@ def test_a_source_unreadable_mid_build_gives_rejections_that_are_not_cached(
     monkeypatch.setattr(builtins, "open", guarded_open)
     monkeypatch.setattr(io, "open", guarded_open)
     cache = tmp_path / "cache"
-    first = build_release(config(library, tmp_path / "first", cache))
+    first = build_release(config(sample_library, tmp_path / "first", cache))
     monkeypatch.undo()
 
     by_source = {s["name"]: s for s in first.info["sources"]}
@@ -82,7 +74,7 @@ def test_a_source_unreadable_mid_build_gives_rejections_that_are_not_cached(
     assert all(s["accepted"] == s["discovered"] for s in others)
     assert first.internal_errors == []
 
-    second = build_release(config(library, tmp_path / "second", cache))
+    second = build_release(config(sample_library, tmp_path / "second", cache))
     urdf_ids = sorted(r["object_id"] for r in _objects(tmp_path / "second", "sample_urdf"))
     assert second.computed == urdf_ids, "only the unreadable objects are recomputed"
     assert second.info["counts"]["accepted"] == second.info["counts"]["discovered"]
@@ -93,25 +85,27 @@ def _objects(out, source):
     return [r for r in rows if r["source"] == source]
 
 
-def test_concurrent_builds_one_output_refused_different_outputs_both_succeed(library, tmp_path):
+def test_concurrent_builds_one_output_refused_different_outputs_both_succeed(
+    sample_library, tmp_path
+):
     cache = tmp_path / "cache"
-    holder = Build(library, tmp_path / "release", cache, pause="discover")
+    holder = Build(sample_library, tmp_path / "release", cache, pause="discover")
     holder.paused("discover")
     try:
-        second = Build(library, tmp_path / "release", cache)
+        second = Build(sample_library, tmp_path / "release", cache)
         assert second.process.wait(120) == EXIT_LOCKED
         message = second.output()
         assert "another build is already writing" in message
         assert f"pid {holder.process.pid}" in message
         # a build into another output is not held up by the lock
-        Build(library, tmp_path / "other", cache).finish()
+        Build(sample_library, tmp_path / "other", cache).finish()
     finally:
         holder.kill()
     assert not (tmp_path / "release").exists()
 
     # two builds into different outputs at the same time, sharing one empty cache
     shared = tmp_path / "shared-cache"
-    builds = [Build(library, tmp_path / name, shared) for name in ("a", "b")]
+    builds = [Build(sample_library, tmp_path / name, shared) for name in ("a", "b")]
     for build in builds:
         build.finish()
     hashes = {json.loads((tmp_path / n / "release.json").read_text())["content_hash"] for n in "ab"}

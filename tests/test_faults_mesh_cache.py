@@ -12,7 +12,6 @@ import trimesh
 from verify_assets import CUBE_OBJ
 
 from flows.build import BuildConfig, build_release
-from flows.generate import generate_library
 from flows.pipeline import MESH_CACHE
 from normalize import meshes
 from normalize.model import Geometry
@@ -114,17 +113,15 @@ def test_gltf_is_not_stored(tmp_path):
 
 
 def test_rebuild_after_a_code_change_reuses_the_store_and_gives_the_same_release(
-    tmp_path, monkeypatch
+    sample_library, tmp_path, monkeypatch
 ):
     """The object cache is keyed by the code, so a code change recomputes every object; the
     mesh store is not, and the recomputed release is the same."""
-    library = tmp_path / "library"
-    generate_library(library, n=0, seed=0)
     cache = tmp_path / "cache"
 
     def build(out):
         config = BuildConfig(
-            sources=load_sources(library / "sources.yaml"),
+            sources=load_sources(sample_library / "sources.yaml"),
             out=tmp_path / out,
             version="test",
             runner="local",

@@ -26,24 +26,15 @@ from flows.build import (
     check_accounting,
     plan_batches,
 )
-from flows.generate import generate_library
 from flows.manifests import TABLES
 from normalize.sources import load_sources
 
 
-@pytest.fixture(scope="session")
-def library(tmp_path_factory) -> Path:
-    """The curated demo library (40 objects in 5 sources), generated once."""
-    root = tmp_path_factory.mktemp("build_library") / "library"
-    generate_library(root, n=0, seed=0)
-    return root
-
-
 @pytest.fixture()
-def own_library(library, tmp_path) -> Path:
+def own_library(sample_library, tmp_path) -> Path:
     """A private copy of the demo library that a test may edit."""
     copy = tmp_path / "library"
-    shutil.copytree(library, copy)
+    shutil.copytree(sample_library, copy)
     return copy
 
 
@@ -60,15 +51,15 @@ def manifests(out: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="session")
-def demo_release(library, tmp_path_factory):
+def demo_release(sample_library, tmp_path_factory):
     """A cold build of the demo library with a fresh cache (shared by read-only tests)."""
     root = tmp_path_factory.mktemp("demo_release")
-    result = build_release(config(library, root / "release", root / "cache"))
-    return result, root, library
+    result = build_release(config(sample_library, root / "release", root / "cache"))
+    return result, root
 
 
 def test_demo_build_accounts_for_every_object_and_validates(demo_release):
-    result, root, library = demo_release
+    result, root = demo_release
     out = root / "release"
     info = json.loads((out / "release.json").read_text())
     schemas.validate(info, "release")
@@ -101,21 +92,23 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
     assert [p.name for p in out.parent.iterdir() if p.name.startswith(".release.build")] == []
 
 
-def test_warm_rebuild_reuses_every_object_and_gives_identical_manifests(demo_release):
-    result, root, library = demo_release
+def test_warm_rebuild_reuses_every_object_and_gives_identical_manifests(
+    demo_release, sample_library
+):
+    result, root = demo_release
     assert result.cached == 0 and len(result.computed) == 40
-    warm = build_release(config(library, root / "warm", root / "cache"))
+    warm = build_release(config(sample_library, root / "warm", root / "cache"))
     assert warm.cached == 40 and warm.computed == []
     assert manifests(root / "warm") == manifests(root / "release")
     assert warm.content_hash == result.content_hash
     assert release.verify_checksums(root / "warm") == []
 
 
-def test_worker_processes_give_the_same_manifests(demo_release, tmp_path):
+def test_worker_processes_give_the_same_manifests(demo_release, sample_library, tmp_path):
     """Objects computed in spawned worker processes (other hash seeds, fresh mesh caches)
     give byte-identical manifests."""
-    _, root, library = demo_release
-    result = build_release(config(library, tmp_path / "parallel", None, workers=2))
+    _, root = demo_release
+    result = build_release(config(sample_library, tmp_path / "parallel", None, workers=2))
     assert len(result.computed) == 40
     assert manifests(tmp_path / "parallel") == manifests(root / "release")
 
@@ -187,8 +180,10 @@ def test_a_source_vanishing_mid_build_gives_rejections(own_library, tmp_path, mo
     assert result.internal_errors == []
 
 
-def test_failed_build_leaves_the_earlier_release_untouched(demo_release, tmp_path, monkeypatch):
-    _, root, library = demo_release
+def test_failed_build_leaves_the_earlier_release_untouched(
+    demo_release, sample_library, tmp_path, monkeypatch
+):
+    _, root = demo_release
     out = tmp_path / "release"
     shutil.copytree(root / "release", out)
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
@@ -198,7 +193,7 @@ def test_failed_build_leaves_the_earlier_release_untouched(demo_release, tmp_pat
 
     monkeypatch.setattr(release, "write_checksums", broken)
     with pytest.raises(OSError, match="disk full"):
-        build_release(config(library, out, root / "cache"))
+        build_release(config(sample_library, out, root / "cache"))
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["release"], "no staging, no lock"
@@ -223,9 +218,9 @@ def test_changelog_against_previous(own_library, tmp_path):
     assert result.info["previous"]["version"] == "test"
 
 
-def test_accounting_mismatch_fails_loudly(demo_release):
-    result, root, library = demo_release
-    source = load_sources(library / "sources.yaml")[0]
+def test_accounting_mismatch_fails_loudly(demo_release, sample_library):
+    result, root = demo_release
+    source = load_sources(sample_library / "sources.yaml")[0]
     outcome = {"object_id": "a", "accepted": True}
     run = SourceRun(source, ["a", "b"], [outcome])
     with pytest.raises(AccountingError, match="without outcome: \\['b'\\]"):
@@ -262,39 +257,39 @@ def command(library, out, **kwargs):
     return build_command(**args)
 
 
-def test_command_usage_errors(library, tmp_path, capsys):
-    assert command(library, tmp_path / "o", runner="spark") == EXIT_USAGE
+def test_command_usage_errors(sample_library, tmp_path, capsys):
+    assert command(sample_library, tmp_path / "o", runner="spark") == EXIT_USAGE
     assert "--runner" in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"
     bad.write_text("sources: [{name: x}]\n")
-    assert command(library, tmp_path / "o", sources=bad) == EXIT_USAGE
+    assert command(sample_library, tmp_path / "o", sources=bad) == EXIT_USAGE
     assert "problem" in capsys.readouterr().err
-    assert command(library, tmp_path / "o", previous=tmp_path) == EXIT_USAGE
+    assert command(sample_library, tmp_path / "o", previous=tmp_path) == EXIT_USAGE
     assert "not a release" in capsys.readouterr().err
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "notes.txt").write_text("keep me")
-    assert command(library, precious) == EXIT_USAGE
+    assert command(sample_library, precious) == EXIT_USAGE
     assert (precious / "notes.txt").read_text() == "keep me"
-    assert command(library, tmp_path / "o", batch_size=0) == EXIT_USAGE
-    data = yaml.safe_load((library / "sources.yaml").read_text())
+    assert command(sample_library, tmp_path / "o", batch_size=0) == EXIT_USAGE
+    data = yaml.safe_load((sample_library / "sources.yaml").read_text())
     for entry in data["sources"]:
-        entry["path"] = str(library / entry["path"])
+        entry["path"] = str(sample_library / entry["path"])
     data["sources"][0]["overrides"] = {"anything": "not_a_category"}
     bad_overrides = tmp_path / "overrides_sources.yaml"
     bad_overrides.write_text(yaml.safe_dump(data))
-    assert command(library, tmp_path / "o", sources=bad_overrides) == EXIT_USAGE
+    assert command(sample_library, tmp_path / "o", sources=bad_overrides) == EXIT_USAGE
     assert "not_a_category" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
-def test_command_refuses_a_locked_out_and_builds_otherwise(library, tmp_path, capsys):
+def test_command_refuses_a_locked_out_and_builds_otherwise(sample_library, tmp_path, capsys):
     out = tmp_path / "release"
     with release.build_lock(out):
-        assert command(library, out) == EXIT_LOCKED
+        assert command(sample_library, out) == EXIT_LOCKED
         assert "already writing" in capsys.readouterr().err
     assert not out.exists()
-    assert command(library, out) == EXIT_OK
+    assert command(sample_library, out) == EXIT_OK
     text = capsys.readouterr().out
     assert f"written to {out.absolute()}" in text and "40 discovered" in text
 
@@ -305,7 +300,7 @@ def test_release_opens_in_pandas_pyarrow_duckdb_and_polars(demo_release):
     import polars as pl
     import pyarrow.dataset as ds
 
-    _, root, _ = demo_release
+    _, root = demo_release
     manifest = root / "release" / "manifest"
     n_joints = pq.read_table(manifest / "joints.parquet").num_rows
     assert n_joints > 0

@@ -10,35 +10,10 @@ from pathlib import Path
 import pytest
 
 from flows.build import EXIT_OK, BuildConfig, build_command, build_release
-from flows.generate import generate_library
 from flows.manifests import TABLES
 from normalize.sources import load_sources
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def library(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("prefect_library") / "library"
-    generate_library(root, n=0, seed=0)
-    return root
-
-
-@pytest.fixture(scope="module")
-def reference(library, tmp_path_factory) -> Path:
-    """The same library built without Prefect."""
-    out = tmp_path_factory.mktemp("prefect_reference") / "release"
-    build_release(
-        BuildConfig(
-            sources=load_sources(library / "sources.yaml"),
-            out=out,
-            version="test",
-            runner="local",
-            workers=1,
-            live=False,
-        )
-    )
-    return out
 
 
 def manifests(out: Path) -> dict[str, bytes]:
@@ -59,10 +34,12 @@ def recorded_runs() -> tuple[dict[str, list], list]:
     return by_flow, tasks
 
 
-def test_build_flow_through_the_command_line(prefect_harness, library, reference, tmp_path):
+def test_build_flow_through_the_command_line(
+    prefect_harness, sample_library, sample_release, tmp_path
+):
     out, cache = tmp_path / "release", tmp_path / "cache"
     args = dict(
-        sources=library / "sources.yaml",
+        sources=sample_library / "sources.yaml",
         out=out,
         version="test",
         previous=None,
@@ -76,12 +53,12 @@ def test_build_flow_through_the_command_line(prefect_harness, library, reference
     before, _ = recorded_runs()
     seen = {r.id for group in before.values() for r in group}
     assert build_command(**args) == EXIT_OK
-    assert manifests(out) == manifests(reference)
+    assert manifests(out) == manifests(sample_release)
 
     runs, tasks = recorded_runs()
     new = {name: [r for r in group if r.id not in seen] for name, group in runs.items()}
     assert [r.state.type.value for r in new["arena-build"]] == ["COMPLETED"]
-    sources = [s.name for s in load_sources(library / "sources.yaml")]
+    sources = [s.name for s in load_sources(sample_library / "sources.yaml")]
     for name in sources:
         assert [r.state.type.value for r in new[f"source-{name}"]] == ["COMPLETED"]
     subflow_ids = {r.id for name in sources for r in new[f"source-{name}"]}
@@ -92,7 +69,7 @@ def test_build_flow_through_the_command_line(prefect_harness, library, reference
     # a warm rebuild through Prefect reuses every object: no source has work, so no subflow
     seen |= {r.id for group in runs.values() for r in group}
     assert build_command(**{**args, "out": tmp_path / "warm"}) == EXIT_OK
-    assert manifests(tmp_path / "warm") == manifests(reference)
+    assert manifests(tmp_path / "warm") == manifests(sample_release)
     info = json.loads((tmp_path / "warm" / "release.json").read_text())
     assert info["counts"]["discovered"] == 40
     runs, _ = recorded_runs()
@@ -101,10 +78,10 @@ def test_build_flow_through_the_command_line(prefect_harness, library, reference
     assert not any(new.get(f"source-{name}") for name in sources)
 
 
-def test_build_on_a_local_dask_cluster(prefect_harness, library, reference, tmp_path):
+def test_build_on_a_local_dask_cluster(prefect_harness, sample_library, sample_release, tmp_path):
     result = build_release(
         BuildConfig(
-            sources=load_sources(library / "sources.yaml"),
+            sources=load_sources(sample_library / "sources.yaml"),
             out=tmp_path / "release",
             version="test",
             runner="dask",
@@ -114,4 +91,4 @@ def test_build_on_a_local_dask_cluster(prefect_harness, library, reference, tmp_
         )
     )
     assert len(result.computed) == 40
-    assert manifests(tmp_path / "release") == manifests(reference)
+    assert manifests(tmp_path / "release") == manifests(sample_release)

@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from flows.generate import generate_library
 from flows.schedule import (
     DEPLOYMENT_NAME,
     latest_release,
@@ -19,10 +18,8 @@ from flows.schedule import (
 
 
 @pytest.fixture(scope="module")
-def sources(tmp_path_factory):
-    root = tmp_path_factory.mktemp("schedule_library") / "library"
-    generate_library(root, n=0, seed=0)
-    return root / "sources.yaml"
+def sources(sample_library):
+    return sample_library / "sources.yaml"
 
 
 def test_refuses_without_a_prefect_server(sources, tmp_path, monkeypatch, capsys):

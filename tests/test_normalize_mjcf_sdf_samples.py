@@ -10,16 +10,8 @@ import numpy as np
 import pytest
 from test_normalize_mjcf import assert_geometry_matches, assert_kinematics_match
 
-from flows.generate import generate_library
 from normalize.adapters import get_adapter
 from normalize.sources import discover, load_sources
-
-
-@pytest.fixture(scope="module")
-def library(tmp_path_factory):
-    out = tmp_path_factory.mktemp("samples")
-    generate_library(out, n=0)
-    return out
 
 
 def candidates(library, fmt):
@@ -33,8 +25,8 @@ def bound(value, default):
 
 
 @pytest.mark.parametrize("fmt", ["mjcf", "sdf"])
-def test_raw_joints_equal_the_sidecar_truth(library, fmt):
-    found = candidates(library, fmt)
+def test_raw_joints_equal_the_sidecar_truth(sample_library, fmt):
+    found = candidates(sample_library, fmt)
     assert len(found) >= 8
     for candidate in found:
         truth = json.loads((candidate.path.parent / "truth.json").read_text())
@@ -62,8 +54,8 @@ def test_raw_joints_equal_the_sidecar_truth(library, fmt):
         assert ("limits_upper_first" in quirks) == ("limits.swapped" in codes)
 
 
-def test_mjcf_samples_move_as_mujoco_moves_them(library):
-    for candidate in candidates(library, "mjcf"):
+def test_mjcf_samples_move_as_mujoco_moves_them(sample_library):
+    for candidate in candidates(sample_library, "mjcf"):
         obj = get_adapter("mjcf").load(candidate)
         assert_kinematics_match(candidate.path, obj, trials=3)
         assert assert_geometry_matches(candidate.path, obj) > 0

@@ -12,11 +12,11 @@ import yaml
 from scoring_support import (
     FAUCET,
     LAPTOP,
+    checked_release,
     ground_truth,
     hand_e_phi,
     hand_to_fixed,
     joint_of,
-    sample_release,
     with_joint,
     write_prediction,
 )
@@ -28,8 +28,8 @@ articulatearena = pytest.importorskip("articulatearena")
 
 
 @pytest.fixture(scope="session")
-def release(tmp_path_factory):
-    return sample_release(tmp_path_factory)
+def release(sample_release):
+    return checked_release(sample_release)
 
 
 def random_joint_file(path, n: int, seed: int) -> None:

@@ -13,12 +13,12 @@ from scoring_support import (
     FAUCET,
     LAPTOP,
     WINDOW,
+    checked_release,
     ground_truth,
     hand_e_phi,
     hand_to_fixed,
     joint_of,
     object_ids,
-    sample_release,
     with_joint,
     with_spurious_joint,
     without_joint,
@@ -29,8 +29,8 @@ from flows.score import score_release
 
 
 @pytest.fixture(scope="session")
-def release(tmp_path_factory):
-    return sample_release(tmp_path_factory)
+def release(sample_release):
+    return checked_release(sample_release)
 
 
 def reparented(obj, name: str, parent: str):

@@ -9,7 +9,7 @@ import shutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from scoring_support import LAPTOP, ground_truth, object_ids, sample_release
+from scoring_support import LAPTOP, checked_release, ground_truth, object_ids
 from typer.testing import CliRunner
 
 import schemas
@@ -18,8 +18,8 @@ from flows.score import SCORES, ScoreError, score_release
 
 
 @pytest.fixture(scope="session")
-def release(tmp_path_factory):
-    return sample_release(tmp_path_factory)
+def release(sample_release):
+    return checked_release(sample_release)
 
 
 def mjcf_laptop(release) -> str:

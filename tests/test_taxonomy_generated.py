@@ -4,26 +4,15 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from normalize.adapters import get_adapter
 from normalize.sources import load_sources
 from taxonomy import categorize, load_taxonomy, review_rows
 
 
-@pytest.fixture(scope="module")
-def library(tmp_path_factory):
-    from flows.generate import generate_library
-
-    out = tmp_path_factory.mktemp("sample_library")
-    generate_library(out, n=0, seed=0)
-    return out
-
-
-def test_generated_objects_get_their_truth_category_without_review(library):
+def test_generated_objects_get_their_truth_category_without_review(sample_library):
     tax = load_taxonomy()
     assignments, truths, formats = [], [], set()
-    for source in load_sources(library / "sources.yaml"):
+    for source in load_sources(sample_library / "sources.yaml"):
         adapter = get_adapter(source.format)
         formats.add(source.format)
         for candidate in adapter.discover(source):

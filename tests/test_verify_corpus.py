@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 import schemas
-from flows.generate import generate_library
 from normalize.sources import discover, load_sources
 from verify.validate import report_document, validate_candidates
 
@@ -36,10 +35,9 @@ def corpus_reports(corpus_candidates):
 
 
 @pytest.fixture(scope="module")
-def sample_reports(tmp_path_factory):
-    library = tmp_path_factory.mktemp("sample")
-    generate_library(library, n=0)
-    return reports_for([c for s in load_sources(library / "sources.yaml") for c in discover(s)])
+def sample_reports(sample_library):
+    sources = load_sources(sample_library / "sources.yaml")
+    return reports_for([c for s in sources for c in discover(s)])
 
 
 def verified(reports):
