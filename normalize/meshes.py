@@ -253,18 +253,22 @@ def resolve_mesh_file(
             )
             return None
     where = {"stage": "mesh", "path": str(referrer), "element": element}
-    if target.suffix.lower() not in MESH_SUFFIXES:
-        raise AssetError(
-            f"mesh {reference!r}: format {target.suffix or '(none)'} is not supported "
-            f"({', '.join(MESH_SUFFIXES)})",
-            code="mesh.format",
-            **where,
-        )
+    _check_format(target, f"mesh {reference!r}: format", where)
     if not target.is_file():
         raise AssetError(
             f"mesh {reference!r} does not exist (looked for {target})", code="mesh.missing", **where
         )
     return target
+
+
+def _check_format(path: Path, what: str, where: dict) -> None:
+    """Raise `mesh.format` when `path` is not one of MESH_SUFFIXES; `what` starts the message."""
+    if path.suffix.lower() not in MESH_SUFFIXES:
+        raise AssetError(
+            f"{what} {path.suffix or '(none)'} is not supported ({', '.join(MESH_SUFFIXES)})",
+            code="mesh.format",
+            **where,
+        )
 
 
 def _stat_key(path: Path) -> tuple | None:
@@ -362,14 +366,7 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
     """Load and check a mesh file (cached by content); raises `mesh.missing`,
     `mesh.format` or `mesh.corrupt`. Safe to call from several threads."""
     path = Path(path)
-    if path.suffix.lower() not in MESH_SUFFIXES:
-        raise AssetError(
-            f"mesh format {path.suffix or '(none)'} is not supported ({', '.join(MESH_SUFFIXES)})",
-            code="mesh.format",
-            stage="mesh",
-            path=str(path),
-            element=element,
-        )
+    _check_format(path, "mesh format", {"stage": "mesh", "path": str(path), "element": element})
     with _timed("load"):
         stat_key = _stat_key(path)
         known = _sha_by_stat.get(stat_key) if stat_key else None
