@@ -91,6 +91,18 @@ class Design:
         return replace(self, links=links, joints=joints)
 
 
+def part_centred_frames(design: Design) -> dict[str, np.ndarray]:
+    """World poses of the link frames, as the MJCF and SDF writers place them: the root's is the
+    world frame; every other link's is turned like its joint frame and centred on its first
+    part (on the joint point for a link without parts)."""
+    frames = {design.root: np.eye(4)}
+    for joint in design.joints:
+        parts = design.link(joint.child).parts
+        centre = parts[0].pose[:3, 3] if parts else joint.point
+        frames[joint.child] = pose(joint.frame[:3, :3], centre)
+    return frames
+
+
 class Builder:
     """Collects links, parts and joints of one design in world coordinates."""
 

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from flows.samples.design import Design, JointDesign
-from flows.samples.frames import inverse, matrix_euler_xyz, matrix_quat, nums, pose
+from flows.samples.design import Design, JointDesign, part_centred_frames
+from flows.samples.frames import inverse, matrix_euler_xyz, matrix_quat, nums
 from flows.samples.written import MeshTable, Quirks, Written
 
 MATERIALS = """<!-- Shared materials, included by the model file; not a model on its own. -->
@@ -35,11 +35,7 @@ class _MjcfWriter:
             raise ValueError(f"{design.name}: MJCF has no helical joint")
         self.design, self.quirks = design, quirks
         self.meshes = MeshTable("meshes", "part")
-        self.frames = {design.root: np.eye(4)}
-        for joint in design.joints:
-            parts = design.link(joint.child).parts
-            centre = parts[0].pose[:3, 3] if parts else joint.point
-            self.frames[joint.child] = pose(joint.frame[:3, :3], centre)
+        self.frames = part_centred_frames(design)
 
     def _orientation(self, transform: np.ndarray) -> str:
         xyz = f'pos="{nums(transform[:3, 3])}"'

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from flows.samples.design import Design, JointDesign, link_inertial
+from flows.samples.design import Design, JointDesign, link_inertial, part_centred_frames
 from flows.samples.frames import inverse, matrix_rpy, nums, pose
 from flows.samples.written import MeshTable, Quirks, Written
 
@@ -30,11 +30,7 @@ class _SdfWriter:
     def __init__(self, design: Design, quirks: Quirks):
         self.design, self.quirks = design, quirks
         self.meshes = MeshTable("meshes", "part")
-        self.frames = {design.root: np.eye(4)}
-        for joint in design.joints:
-            parts = design.link(joint.child).parts
-            centre = parts[0].pose[:3, 3] if parts else joint.point
-            self.frames[joint.child] = pose(joint.frame[:3, :3], centre)
+        self.frames = part_centred_frames(design)
 
     def link(self, name: str) -> list[str]:
         frame = self.frames[name]
