@@ -352,3 +352,21 @@ def test_rejection_report_uses_the_rejection_code(tmp_path):
     assert report.failures[0].element == "joint hinge"
     entry = report.as_dict()
     assert entry["failures"] == ["limits.reversed"] and entry["moving_joints"] is None
+
+
+def test_a_crash_outside_the_checks_is_a_failed_internal_report(tmp_path, monkeypatch):
+    import normalize.run
+    from verify.validate import validate_candidate
+
+    root = write(tmp_path / "src", {"cabinet.urdf": door_urdf()})
+    [candidate] = discover(urdf_source(root))
+
+    def broken(candidate, out):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(normalize.run, "normalize_candidate", broken)
+    report = validate_candidate(candidate, tmp_path / "out")
+    assert report.status == "fail" and report.stage == "internal"
+    assert report.object_id == candidate.object_id and report.source_id == candidate.source_id
+    assert [c.id for c in report.failures] == ["internal.error"]
+    assert "RuntimeError: boom" in report.failures[0].message

@@ -142,13 +142,12 @@ def rejection_report(candidate, error) -> VerificationReport:
     `candidate` is a `normalize.sources.Candidate`, `error` a `normalize.errors.AssetError`.
     """
     element = error.element or (f"file {error.path}" if error.path else None)
-    check = CheckResult(
-        id=error.code,
-        severity="error",
-        passed=False,
-        message=str(error),
-        element=element,
-    )
+    check = CheckResult(error.code, "error", False, str(error), element=element)
+    return failed_report(candidate, check, error.stage)
+
+
+def failed_report(candidate, check: CheckResult, stage: str) -> VerificationReport:
+    """The report of a candidate that `stage` stopped, with the one failed check saying why."""
     return VerificationReport(
         object_id=candidate.object_id,
         checks=[check],
@@ -156,7 +155,7 @@ def rejection_report(candidate, error) -> VerificationReport:
         source_id=candidate.source_id,
         source_path=source_path_of(candidate),
         format=candidate.source.format,
-        stage=error.stage,
+        stage=stage,
     )
 
 

@@ -37,7 +37,7 @@ from normalize.errors import AssetError
 from normalize.paths import is_inside
 from normalize.sources import Candidate, SourceConfig, discover
 from verify.allowances import with_object_allowances
-from verify.report import CheckResult, VerificationReport, rejection_report, source_path_of
+from verify.report import CheckResult, VerificationReport, failed_report, rejection_report
 
 FORMATS = ("partnet_mobility", "urdf", "mjcf", "sdf")
 PARTNET_ENTRY = "mobility.urdf"
@@ -225,14 +225,8 @@ def validate_candidate(candidate: Candidate, out: Path, simulator: bool = True):
 
 def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
     message = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
-    return VerificationReport(
-        object_id=candidate.object_id,
-        checks=[CheckResult("internal.error", "error", False, message)],
-        source=candidate.source.name,
-        source_id=candidate.source_id,
-        source_path=source_path_of(candidate),
-        format=candidate.source.format,
-        stage="internal",
+    return failed_report(
+        candidate, CheckResult("internal.error", "error", False, message), "internal"
     )
 
 
