@@ -59,15 +59,13 @@ def build(workdir: Path, n: int) -> Path:
 
 def absolute_meshes(obj, folder: Path):
     """`obj` with its (relative) mesh filenames made absolute, as the writer needs them."""
-
-    def absolute(g):
-        return replace(g, filename=str(folder / g.filename)) if g.kind == "mesh" else g
+    from verify.checks.geometry import absolute
 
     links = tuple(
         replace(
             link,
-            visuals=tuple(absolute(g) for g in link.visuals),
-            collisions=tuple(absolute(g) for g in link.collisions),
+            visuals=tuple(absolute(g, folder) for g in link.visuals),
+            collisions=tuple(absolute(g, folder) for g in link.collisions),
         )
         for link in obj.links
     )
