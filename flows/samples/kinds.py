@@ -43,16 +43,21 @@ def _beam(b: Builder, link: str, start, end, width: float, depth: float, name: s
     b.box(link, (width, depth, length), (start + end) / 2, rotation_to(end - start), name)
 
 
+def _carcass(b: Builder, link: str, width: float, depth: float, height: float, t: float) -> None:
+    """A box open at the front (-y), of panels `t` thick: bottom, top, left, right and back."""
+    b.box(link, (width, depth, t), (0, 0, t / 2), name="bottom")
+    b.box(link, (width, depth, t), (0, 0, height - t / 2), name="top")
+    for side, x in (("left", -1), ("right", 1)):
+        b.box(link, (t, depth, height - 2 * t), (x * (width - t) / 2, 0, height / 2), name=side)
+    b.box(link, (width - 2 * t, t, height - 2 * t), (0, (depth - t) / 2, height / 2), name="back")
+
+
 def cabinet(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
     width, depth, height, t = s.u(0.6, 1.2), s.u(0.35, 0.6), s.u(0.8, 1.5), 0.018
     n_drawers = 3 if demo else s.i(1, 4)
     n_doors = 2 if demo else s.i(0 if n_drawers > 1 else 1, 2)
     body = b.link("body", "cabinet_frame")
-    b.box(body, (width, depth, t), (0, 0, t / 2), name="bottom")
-    b.box(body, (width, depth, t), (0, 0, height - t / 2), name="top")
-    for side, x in (("left", -1), ("right", 1)):
-        b.box(body, (t, depth, height - 2 * t), (x * (width - t) / 2, 0, height / 2), name=side)
-    b.box(body, (width - 2 * t, t, height - 2 * t), (0, (depth - t) / 2, height / 2), name="back")
+    _carcass(b, body, width, depth, height, t)
     inner_w, inner_h, front = width - 2 * t, height - 2 * t, -depth / 2
     door_h = round(inner_h * (0.55 if n_drawers else 1.0), 4)
     slot = round((inner_h - (door_h if n_doors else 0.0)) / max(n_drawers, 1), 4)
@@ -120,11 +125,7 @@ def refrigerator(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
     n_doors = 2 if demo else s.i(1, 2)
     side = "right" if demo else s.pick(["left", "right"])
     body = b.link("body", "refrigerator_body")
-    b.box(body, (width, depth, t), (0, 0, t / 2), name="bottom")
-    b.box(body, (width, depth, t), (0, 0, height - t / 2), name="top")
-    for name, x in (("left", -1), ("right", 1)):
-        b.box(body, (t, depth, height - 2 * t), (x * (width - t) / 2, 0, height / 2), name=name)
-    b.box(body, (width - 2 * t, t, height - 2 * t), (0, (depth - t) / 2, height / 2), name="back")
+    _carcass(b, body, width, depth, height, t)
     inner_h, front = height - 2 * t, -depth / 2
     freezer_h = round(inner_h * s.u(0.28, 0.38), 4) if n_doors == 2 else 0.0
     if freezer_h:
@@ -398,7 +399,7 @@ def window(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
             centre, dims, axis = (0, y, height / 2 + offset), (inner_w, 0.025, size), "z"
         else:
             centre, dims, axis = (offset, y, height / 2), (size, 0.025, inner_h), "x"
-        b.box(sash, (dims[0], 0.025, dims[2]), centre, name="sash")
+        b.box(sash, dims, centre, name="sash")
         # The first sash slides towards +axis, the last towards -axis, middle ones both ways.
         if k == 0:
             lower, upper = 0.0, travel
