@@ -304,7 +304,7 @@ def print_table(reports: list[VerificationReport], strict: bool, seconds: float)
     table.add_column("verdict")
     table.add_column("checks (failing first, then warnings)", overflow="fold")
     for report in reports:
-        listed = [c for c in report.failures] + [
+        listed = report.failures + [
             c for c in report.checks if c.counts and c.severity == "warning"
         ]
         lines = [f"{c.id}: {c.message}" for c in listed[:6]]
