@@ -27,6 +27,8 @@ from scipy.stats import kendalltau
 import metric
 from normalize.adapters import get_adapter
 from normalize.sources import discover, load_sources
+from normalize.transforms import axis_angle_matrix
+from verify.checks.kinematics import metric_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ROOT / "tests" / "corpus_sources.yaml"
@@ -46,17 +48,10 @@ def corpus_trees(min_moving=2, max_moving=8):
                 obj = adapter.load(candidate)
             except Exception:  # noqa: BLE001 - refused assets are simply not part of the pool
                 continue
-            screws = obj.screws()
-            joints = metric.Joints(screws.twist, screws.lower, screws.upper)
-            if min_moving <= int((~joints.fixed).sum()) <= max_moving:
-                edges = list(zip(screws.parents, screws.children, strict=True))
-                trees.append((f"{source.name}/{candidate.source_id}", metric.Tree(edges, joints)))
+            tree = metric_tree(obj)
+            if min_moving <= int((~tree.joints.fixed).sum()) <= max_moving:
+                trees.append((f"{source.name}/{candidate.source_id}", tree))
     return trees
-
-
-def _rotation(axis: np.ndarray, angle: float) -> np.ndarray:
-    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
 
 
 def _unit(rng) -> np.ndarray:
@@ -103,7 +98,7 @@ def perturb(p: Prediction, rng) -> None:
     w, v = p.twist[e][:3], p.twist[e][3:]
     kind = rng.choice(["axis", "origin", "limits"])
     if kind == "axis":
-        rot = _rotation(_unit(rng), rng.uniform(0.02, 0.5))
+        rot = axis_angle_matrix(_unit(rng), rng.uniform(0.02, 0.5))
         p.twist[e] = np.concatenate([rot @ w, rot @ v])
     elif kind == "origin":
         p.twist[e] = np.concatenate([w, v + np.cross(rng.normal(scale=0.1, size=3), w)])

@@ -7,6 +7,7 @@ import pytest
 
 import metric
 from normalize.adapters import get_adapter
+from verify.checks.kinematics import metric_tree
 
 OBJECTS = {
     ("partnet_mobility", "45940"),
@@ -23,10 +24,7 @@ def trees(corpus_candidates):
     for candidate in corpus_candidates.values():
         source = candidate.source
         if (source.name, candidate.source_id) in OBJECTS:
-            screws = get_adapter(source.format).load(candidate).screws()
-            joints = metric.Joints(screws.twist, screws.lower, screws.upper)
-            edges = list(zip(screws.parents, screws.children, strict=True))
-            out[source.name] = metric.Tree(edges, joints)
+            out[source.name] = metric_tree(get_adapter(source.format).load(candidate))
     assert len(out) == len(OBJECTS)
     return out
 
