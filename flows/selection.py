@@ -67,43 +67,39 @@ def select_eval(
     def rank(o: EvalCandidate) -> tuple:
         return (o.n_joints == 0, o.status != "pass", stable_fraction("eval:" + o.object_id))
 
-    ordered = sorted(objects, key=rank)
-    supercategories = sorted({o.supercategory for o in ordered})
-    chosen: list[str] = []
+    groups: dict[str, list[EvalCandidate]] = {}  # supercategory -> its objects, best first
+    for o in sorted(objects, key=rank):
+        groups.setdefault(o.supercategory, []).append(o)
+    supercategories = sorted(groups)
     taken: set[str] = set()
-
-    def take(o: EvalCandidate) -> None:
-        chosen.append(o.object_id)
-        taken.add(o.object_id)
 
     # 1. one object per supercategory (its best-ranked one)
     for sc in supercategories:
-        if len(chosen) < size:
-            take(next(o for o in ordered if o.supercategory == sc))
+        if len(taken) < size:
+            taken.add(groups[sc][0].object_id)
 
     # 2. one object per uncovered category, supercategories in turn
-    covered = {o.category for o in ordered if o.object_id in taken}
+    covered = {o.category for o in objects if o.object_id in taken}
     pending = {
-        sc: deque(o for o in ordered if o.supercategory == sc and o.category not in covered)
-        for sc in supercategories
+        sc: deque(o for o in groups[sc] if o.category not in covered) for sc in supercategories
     }
-    while len(chosen) < size and any(pending.values()):
+    while len(taken) < size and any(pending.values()):
         for sc in supercategories:
             queue = pending[sc]
             while queue and queue[0].category in covered:
                 queue.popleft()
-            if queue and len(chosen) < size:
+            if queue and len(taken) < size:
                 o = queue.popleft()
-                take(o)
+                taken.add(o.object_id)
                 covered.add(o.category)
 
     # 3. fill the remaining slots in turns over supercategories
-    remaining = {sc: deque(o for o in ordered if o.supercategory == sc) for sc in supercategories}
-    while len(chosen) < size:
+    remaining = {sc: deque(groups[sc]) for sc in supercategories}
+    while len(taken) < size:
         for sc in supercategories:
             queue = remaining[sc]
             while queue and queue[0].object_id in taken:
                 queue.popleft()
-            if queue and len(chosen) < size:
-                take(queue.popleft())
+            if queue and len(taken) < size:
+                taken.add(queue.popleft().object_id)
     return taken
