@@ -28,7 +28,9 @@ app = typer.Typer(
 def generate(
     out: Path = typer.Option(..., "--out", help="Folder to write the sample library into."),
     n: int = typer.Option(
-        0, "--n", help="Number of objects; 0 writes the curated demo set (one of each kind)."
+        0,
+        "--n",
+        help="Number of objects; 0 writes the curated demo set (every kind in every format).",
     ),
     seed: int = typer.Option(0, "--seed", help="Random seed; the same seed gives the same files."),
 ) -> None:
