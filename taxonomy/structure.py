@@ -41,16 +41,17 @@ class _Tree:
     axis: dict[str, np.ndarray]
     point: dict[str, np.ndarray]
     child_words: dict[str, frozenset[str]]
+    by_name: dict[str, Joint]  # moving joint name -> joint
+    on_body: dict[str | None, tuple[Joint, ...]]  # body -> moving joints hanging from it
 
-    def children(self, body: str | None) -> list[Joint]:
-        return [j for j in self.moving if self.body_of_parent[j.name] == body]
+    def children(self, body: str | None) -> tuple[Joint, ...]:
+        return self.on_body.get(body, ())
 
     def chain_to(self, joint: Joint) -> list[Joint]:
         """The moving joints from the root down to `joint`, inclusive."""
-        by_name = {j.name: j for j in self.moving}
         out = [joint]
         while (body := self.body_of_parent[out[-1].name]) is not None:
-            out.append(by_name[body])
+            out.append(self.by_name[body])
         return out[::-1]
 
 
@@ -67,12 +68,17 @@ def _tree(obj: ArticulatedObject) -> _Tree:
             descendants.setdefault(body, set()).update(
                 w for name in obj.link_map[joint.child].source_names for w in words(name)
             )
+    on_body: dict[str | None, list[Joint]] = {}
+    for joint in moving:
+        on_body.setdefault(carrier[joint.parent], []).append(joint)
     return _Tree(
         moving=moving,
         body_of_parent={j.name: carrier[j.parent] for j in moving},
         axis={j.name: screws.axis[i] for i, j in enumerate(moving)},
         point={j.name: screws.point[i] for i, j in enumerate(moving)},
         child_words={j.name: frozenset(descendants.get(j.name, ())) for j in moving},
+        by_name={j.name: j for j in moving},
+        on_body={body: tuple(joints) for body, joints in on_body.items()},
     )
 
 
