@@ -369,6 +369,20 @@ def test_includes_are_nested_models_and_not_candidates(tmp_path):
     assert np.allclose(obj.link_poses()["left_fan::hub"][:3, 3], [1, 0, 0])
 
 
+def test_discovery_follows_includes_through_package_roots(tmp_path):
+    # model://fan lives in a configured package root, not beside or above the including file:
+    # discovery must resolve it as loading does, so the fan is a part, not a candidate.
+    part = sdf(link("blade") + link("hub") + joint("spin", "continuous", "hub", "blade"), "1.7",
+               "fan")  # fmt: skip
+    main = sdf(link("frame") + "<include><uri>model://fan</uri></include>"
+               + joint("mount", "fixed", "frame", "fan::hub", axis=None))  # fmt: skip
+    write(tmp_path, {"robot/main.sdf": main, "models/fan/model.sdf": part})
+    source = source_at(tmp_path, package_roots=(tmp_path / "models",))
+    assert [c.source_id for c in discover(source)] == ["robot/main"]
+    obj = load(tmp_path, "robot/main.sdf", package_roots=(tmp_path / "models",))
+    assert set(obj.link_map) == {"frame", "fan::blade", "fan::hub"}
+
+
 HOSTILE = [
     ({"a.sdf": sdf("<include><uri>b.sdf</uri></include>"),
       "b.sdf": sdf("<include><uri>a.sdf</uri></include>", name="n")}, "a.sdf",

@@ -815,7 +815,7 @@ def include_target(uri: str, referrer: Path, root: Path, package_roots=()) -> Pa
     return target
 
 
-def _sdf_includes(path: Path, root: Path, max_bytes: int) -> list[Path]:
+def _sdf_includes(path: Path, source: SourceConfig) -> list[Path]:
     """Files `path` includes, directly or through its includes (for discovery). Raises
     `sdf.include_cycle` when the includes lead back to `path`: such a file stays a candidate
     (and is rejected when loaded) instead of vanishing as "included" by its own cycle."""
@@ -824,7 +824,7 @@ def _sdf_includes(path: Path, root: Path, max_bytes: int) -> list[Path]:
     entry = Path(realpath(path))
     while stack:
         current = stack.pop()
-        data = read_limited(current, max_bytes)
+        data = read_limited(current, source.max_file_bytes)
         if b"include" not in data:
             continue  # a file without the word includes nothing: no need to parse it here
         xml = parse_xml_bytes(data, current)
@@ -833,7 +833,7 @@ def _sdf_includes(path: Path, root: Path, max_bytes: int) -> list[Path]:
             if not uri:
                 continue
             try:
-                target = include_target(uri, current, root)
+                target = include_target(uri, current, source.path, source.package_roots)
             except AssetError:
                 continue
             real = Path(realpath(target))
@@ -856,9 +856,7 @@ class SdfAdapter:
     format = "sdf"
 
     def discover(self, source: SourceConfig) -> list[Candidate]:
-        return discover_xml_entries(
-            source, DEFAULT_ENTRY, lambda p: _sdf_includes(p, source.path, source.max_file_bytes)
-        )
+        return discover_xml_entries(source, DEFAULT_ENTRY, lambda p: _sdf_includes(p, source))
 
     def load(self, candidate: Candidate) -> ArticulatedObject:
         source = candidate.source
