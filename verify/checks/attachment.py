@@ -28,6 +28,7 @@ nearest link with shapes only through such a joint.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -46,7 +47,7 @@ MAX_VERTICES = 512
 MAX_MOVING_POINTS = 1024
 UNBOUNDED_ANGLES = (0.0, math.pi / 2, math.pi, -math.pi / 2)
 SEVERITY = {"attachment.rest": "warning", "attachment.range": "warning", "attachment.axis": "error"}
-_PRIMITIVES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+MAX_CACHED_PRIMITIVES = 4096
 
 
 @dataclass(frozen=True)
@@ -57,19 +58,17 @@ class Cloud:
     spacing: float
 
 
+@functools.lru_cache(maxsize=MAX_CACHED_PRIMITIVES)  # sizes vary from object to object
 def _primitive(kind: str, size: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
-    key = (kind, size)
-    if key not in _PRIMITIVES:
-        if kind == "box":
-            mesh = trimesh.creation.box(extents=size[:3])
-        elif kind == "sphere":
-            mesh = trimesh.creation.icosphere(subdivisions=2, radius=size[0])
-        elif kind == "cylinder":
-            mesh = trimesh.creation.cylinder(radius=size[0], height=size[1], sections=24)
-        else:
-            mesh = trimesh.creation.capsule(height=size[1], radius=size[0], count=[12, 12])
-        _PRIMITIVES[key] = (np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64))
-    return _PRIMITIVES[key]
+    if kind == "box":
+        mesh = trimesh.creation.box(extents=size[:3])
+    elif kind == "sphere":
+        mesh = trimesh.creation.icosphere(subdivisions=2, radius=size[0])
+    elif kind == "cylinder":
+        mesh = trimesh.creation.cylinder(radius=size[0], height=size[1], sections=24)
+    else:
+        mesh = trimesh.creation.capsule(height=size[1], radius=size[0], count=[12, 12])
+    return np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64)
 
 
 def link_cloud(link, meshes: dict, seed: int = 0) -> Cloud | None:
