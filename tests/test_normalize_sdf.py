@@ -383,6 +383,17 @@ def test_discovery_follows_includes_through_package_roots(tmp_path):
     assert set(obj.link_map) == {"frame", "fan::blade", "fan::hub"}
 
 
+def test_model_config_is_read_under_the_source_size_limit(tmp_path):
+    part = sdf(link("hub"), "1.7", "fan")
+    config = "<model><sdf version='1.7'>model.sdf</sdf><!--" + "x" * 4000 + "--></model>"
+    main = sdf(link("frame") + "<include><uri>fan</uri></include>"
+               + joint("mount", "fixed", "frame", "fan::hub", axis=None))  # fmt: skip
+    write(tmp_path, {"main.sdf": main, "fan/model.sdf": part, "fan/model.config": config})
+    assert set(load(tmp_path, "main.sdf").link_map) == {"frame", "fan::hub"}
+    error = refused(tmp_path, "main.sdf", max_file_bytes=2000)
+    assert error.code == "file.too_large" and error.path.endswith("model.config")
+
+
 HOSTILE = [
     ({"a.sdf": sdf("<include><uri>b.sdf</uri></include>"),
       "b.sdf": sdf("<include><uri>a.sdf</uri></include>", name="n")}, "a.sdf",

@@ -287,7 +287,7 @@ class _SdfReader:
         uri = _text(node, "uri")
         if uri is None:
             raise self.error("<include> without <uri>", "sdf.missing", "<include>", file)
-        target = include_target(uri, file, self.root, self.source.package_roots)
+        target = include_target(uri, file, self.source)
         real = Path(os.path.realpath(target))
         if real in stack:
             raise self.error(
@@ -790,9 +790,10 @@ def model_uri_target(uri: str, referrer: Path, root: Path, package_roots=()) -> 
     return target
 
 
-def include_target(uri: str, referrer: Path, root: Path, package_roots=()) -> Path:
-    """The SDFormat file an <include> URI names: a file, or a model folder holding
-    model.config (its <sdf> entry) or model.sdf."""
+def include_target(uri: str, referrer: Path, source: SourceConfig) -> Path:
+    """The SDFormat file an <include> URI in `referrer` names: a file, or a model folder
+    holding model.config (its <sdf> entry) or model.sdf."""
+    root, package_roots = source.path, source.package_roots
     if uri.lower().startswith("model://"):
         target = model_uri_target(uri, referrer, root, package_roots)
     else:
@@ -801,7 +802,7 @@ def include_target(uri: str, referrer: Path, root: Path, package_roots=()) -> Pa
         name = "model.sdf"
         config = target / "model.config"
         if config.is_file():
-            xml = parse_xml(confine(config, root, referrer=str(referrer)))
+            xml = parse_xml(confine(config, root, referrer=str(referrer)), source.max_file_bytes)
             name = next((e.text.strip() for e in xml.iter("sdf") if e.text), name)
         target = confine(target / name, root, referrer=str(referrer))
     if not target.is_file():
@@ -833,7 +834,7 @@ def _sdf_includes(path: Path, source: SourceConfig) -> list[Path]:
             if not uri:
                 continue
             try:
-                target = include_target(uri, current, source.path, source.package_roots)
+                target = include_target(uri, current, source)
             except AssetError:
                 continue
             real = Path(realpath(target))
