@@ -71,7 +71,7 @@ def _primitive(kind: str, size: tuple[float, ...]) -> tuple[np.ndarray, np.ndarr
     return np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64)
 
 
-def link_cloud(link, meshes: dict, seed: int = 0) -> Cloud | None:
+def link_cloud(link, meshes: dict) -> Cloud | None:
     """Surface points of a link's shapes in the link frame, or None when it has none."""
     triangles, vertices = [], []
     for g in shapes(link):
@@ -91,7 +91,7 @@ def link_cloud(link, meshes: dict, seed: int = 0) -> Cloud | None:
     verts = np.concatenate(vertices)
     area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
     total = float(area.sum())
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(0)
     if len(verts) > MAX_VERTICES:
         verts = verts[rng.choice(len(verts), MAX_VERTICES, replace=False)]
     if not total > 0:
