@@ -48,7 +48,7 @@ def verify_object(result, source, *, simulator: bool = True) -> VerificationRepo
         source_path=source_path_of(candidate),
         format=source.format,
     )
-    ctx = Context(result=result, source=source, simulator=simulator)
+    ctx = Context(result=result, source=source)
     checks = [structure.read_back(ctx)]
     if ctx.reread is not None:
         report.moving_joints = len(ctx.reread.moving_joints)

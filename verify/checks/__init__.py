@@ -26,13 +26,13 @@ class Context:
     result: the `NormalizeResult`; source: its `SourceConfig`; folder: the object folder.
     reread: the normalized URDF read back from disk (None when it cannot be read; the
     `structure.read_back` check then says why and the checks needing it are skipped).
-    simulator: run the MuJoCo checks.
+    notes: what one family leaves for later ones (geometry: loaded meshes, the
+    meshes with fewer than 4 vertices, the largest extent).
     """
 
     result: object
     source: object
     reread: ArticulatedObject | None = None
-    simulator: bool = True
     notes: dict = field(default_factory=dict)
 
     @property
