@@ -201,7 +201,7 @@ def _unlisted(source: SourceConfig, exc: AssetError) -> VerificationReport:
 
 
 # --------------------------------------------------------------------------- one object
-def validate_candidate(candidate: Candidate, out: Path, simulator: bool = True):
+def validate_candidate(candidate: Candidate, out: Path) -> VerificationReport:
     """Normalize one candidate into `out` (removed afterwards) and verify it; never raises."""
     from normalize.run import normalize_candidate
     from verify import verify_object
@@ -214,7 +214,7 @@ def validate_candidate(candidate: Candidate, out: Path, simulator: bool = True):
         except AssetError as exc:
             report = rejection_report(candidate, exc)
         else:
-            report = verify_object(result, candidate.source, simulator=simulator)
+            report = verify_object(result, candidate.source)
     except Exception as exc:  # a bug must not stop the other objects; the report says so
         report = _internal(candidate, exc)
     finally:
@@ -231,20 +231,15 @@ def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
 
 
 def _validate_job(job) -> VerificationReport:
-    candidate, out, simulator = job
-    return validate_candidate(candidate, out, simulator)
+    return validate_candidate(*job)
 
 
-def validate_candidates(
-    candidates, workers: int | None = None, simulator: bool = True
-) -> list[VerificationReport]:
+def validate_candidates(candidates, workers: int | None = None) -> list[VerificationReport]:
     """Reports for candidates (already-failed reports pass through), in order; several
     candidates run in `workers` processes (default: every core)."""
     with tempfile.TemporaryDirectory(prefix="arena-validate-") as tmp:
         jobs = [
-            (c, Path(tmp) / str(i), simulator)
-            for i, c in enumerate(candidates)
-            if isinstance(c, Candidate)
+            (c, Path(tmp) / str(i)) for i, c in enumerate(candidates) if isinstance(c, Candidate)
         ]
         workers = min(workers or os.cpu_count() or 1, len(jobs))
         if workers <= 1:
