@@ -71,9 +71,9 @@ class BatchSettings:
     """
 
     staging: Path
-    cache_dir: Path | None = None
-    overrides: tuple[tuple[str, str], ...] = ()
-    versions: tuple[tuple[str, str], ...] = ()
+    cache_dir: Path | None
+    overrides: tuple[tuple[str, str], ...]
+    versions: tuple[tuple[str, str], ...]
 
 
 # --------------------------------------------------------------------------- versions and keys
@@ -249,10 +249,9 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         seconds["verify"] = time.perf_counter() - t
         if failure is not None:
             shutil.rmtree(object_dir, ignore_errors=True)
-            out = _rejected(
+            return _rejected(
                 candidate, "verify", failure["code"], failure["message"], element=failure["element"]
             )
-            return out
 
         t = time.perf_counter()
         overrides = dict(settings.overrides)
@@ -297,13 +296,12 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         }
     except AssetError as exc:
         shutil.rmtree(object_dir, ignore_errors=True)
-        out = _rejected(candidate, exc.stage, exc.code, exc.message, exc.path, exc.element)
-        return out
+        return _rejected(candidate, exc.stage, exc.code, exc.message, exc.path, exc.element)
 
 
 def _identity(candidate: Candidate, settings: BatchSettings) -> str:
     override = dict(settings.overrides).get(candidate.object_id)
-    return object_identity(candidate, override, settings.versions or current_versions())
+    return object_identity(candidate, override, settings.versions)
 
 
 def _open_cache(settings: BatchSettings) -> ObjectCache | None:
