@@ -5,19 +5,14 @@ temporary local cluster. Both give the manifests of the build without Prefect.""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from test_flows_build import manifests
 
 from flows.build import EXIT_OK, BuildConfig, build_command, build_release
-from flows.manifests import TABLES
 from normalize.sources import load_sources
 
 pytestmark = pytest.mark.slow
-
-
-def manifests(out: Path) -> dict[str, bytes]:
-    return {t: (out / "manifest" / f"{t}.parquet").read_bytes() for t in TABLES}
 
 
 def recorded_runs() -> tuple[dict[str, list], list]:
