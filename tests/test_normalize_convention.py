@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import yourdfpy
+from verify_assets import write
 
 from normalize.convention import CONVENTION_VERSION, needs_flip
 from normalize.errors import AssetError
@@ -21,12 +22,7 @@ from normalize.urdf import read_object
 
 
 def normalize(tmp_path, text: str, files: dict | None = None, **config):
-    root = tmp_path / "lib"
-    root.mkdir(exist_ok=True)
-    (root / "thing.urdf").write_text(text)
-    for name, content in (files or {}).items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(content)
+    root = write(tmp_path / "lib", {"thing.urdf": text, **(files or {})})
     source = SourceConfig(name="lib", format="urdf", path=root, license="x", **config)
     (candidate,) = discover(source)
     return normalize_candidate(candidate, tmp_path / "out")
