@@ -23,11 +23,10 @@ from flows.generate import generate_library
 
 @pytest.fixture(scope="module", params=["demo", "random"])
 def library(request, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp(request.param)
     if request.param == "demo":
-        generate_library(out)
-    else:
-        generate_library(out, n=200, seed=9)
+        return request.getfixturevalue("sample_library")
+    out = tmp_path_factory.mktemp(request.param)
+    generate_library(out, n=200, seed=9)
     return out
 
 

@@ -25,12 +25,10 @@ TWIST_TOLERANCE = 1e-6
 
 
 @pytest.fixture(scope="module")
-def libraries(tmp_path_factory) -> list[Path]:
-    demo = tmp_path_factory.mktemp("truth_demo")
-    generate_library(demo)
+def libraries(sample_library, tmp_path_factory) -> list[Path]:
     varied = tmp_path_factory.mktemp("truth_varied")
     generate_library(varied, n=120, seed=21)
-    return [demo, varied]
+    return [sample_library, varied]
 
 
 def _composed(obj):

@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 
 import schemas
 from flows.cli import app
-from flows.generate import generate_library
 
 GOOD = """<robot name="lamp"><link name="a"><visual><geometry><box size="1 1 1"/></geometry>
 </visual></link><link name="b"><visual><geometry><sphere radius="0.1"/></geometry></visual>
@@ -52,12 +51,10 @@ def test_normalize_command_writes_objects_and_report(tmp_path):
     assert sorted(p.name for p in (out / "objects").iterdir()) == ["mine__robots__good"]
 
 
-def test_normalize_command_on_the_sample_library(tmp_path):
-    generate_library(tmp_path / "samples")
+def test_normalize_command_on_the_sample_library(sample_library, tmp_path):
     out = tmp_path / "out"
-    result = CliRunner().invoke(
-        app, ["normalize", "--sources", str(tmp_path / "samples/sources.yaml"), "--out", str(out)]
-    )
+    sources = sample_library / "sources.yaml"
+    result = CliRunner().invoke(app, ["normalize", "--sources", str(sources), "--out", str(out)])
     assert result.exit_code == 0, result.output
     report = json.loads((out / "normalize_report.json").read_text())
     schemas.validate(report, "normalize_report")
