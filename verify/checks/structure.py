@@ -182,14 +182,15 @@ def _limits_suit(joint) -> bool:
     lower, upper = joint.lower, joint.upper
     if math.isnan(lower) or math.isnan(upper) or lower > upper:
         return False
+    finite = math.isfinite(lower) and math.isfinite(upper)
     unbounded = (lower, upper) == (-math.inf, math.inf)
     if joint.type == "revolute":
-        return math.isfinite(lower) and math.isfinite(upper)
+        return finite
     if joint.type == "continuous":
         return unbounded
     if joint.type == "fixed":
         return (lower, upper) == (0.0, 0.0)
-    return (math.isfinite(lower) and math.isfinite(upper)) or unbounded
+    return finite or unbounded
 
 
 def _mimic_chain_loops(joint, by_name) -> bool:
