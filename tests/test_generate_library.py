@@ -47,13 +47,6 @@ def truths(root: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("demo")
-    generate_library(out)
-    return out
-
-
-@pytest.fixture(scope="module")
 def many(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("many")
     generate_library(out, n=400, seed=5)
@@ -72,9 +65,9 @@ def test_same_seed_gives_identical_files_and_another_seed_differs(tmp_path):
     assert tree_hash(tmp_path / "d") == tree_hash(tmp_path / "e")
 
 
-def test_demo_set_composition(demo):
-    counts = Counter((t["format"], t["category"]) for t in truths(demo))
-    per_source = {s: len(list((demo / s).iterdir())) for s in SOURCE_FORMATS}
+def test_demo_set_composition(sample_library):
+    counts = Counter((t["format"], t["category"]) for t in truths(sample_library))
+    per_source = {s: len(list((sample_library / s).iterdir())) for s in SOURCE_FORMATS}
     assert per_source == {
         "sample_partnet": 10,
         "sample_urdf": 10,
@@ -83,7 +76,10 @@ def test_demo_set_composition(demo):
         "sample_sdf": 8,
     }
     assert sum(counts.values()) == 40
-    kinds_in = {s: {p.name.rsplit("_", 1)[0] for p in (demo / s).iterdir()} for s in SOURCE_FORMATS}
+    kinds_in = {
+        s: {p.name.rsplit("_", 1)[0] for p in (sample_library / s).iterdir()}
+        for s in SOURCE_FORMATS
+    }
     assert kinds_in["sample_partnet"] == KINDS
     assert kinds_in["sample_urdf"] == KINDS
     assert kinds_in["sample_mjcf"] == KINDS - {"bottle"}  # MuJoCo has no helical joint
@@ -100,8 +96,8 @@ def test_n_objects_cycle_through_formats_and_kinds(tmp_path):
     assert sorted(int(p.name.rsplit("_", 1)[1]) for p in folders) == list(range(83))
 
 
-def test_sources_yaml_validates_and_lists_every_source_folder(demo, many):
-    for root in (demo, many):
+def test_sources_yaml_validates_and_lists_every_source_folder(sample_library, many):
+    for root in (sample_library, many):
         sources = {s.name: s for s in load_sources(root / "sources.yaml")}
         assert {name: s.format for name, s in sources.items()} == SOURCE_FORMATS
         assert sources["sample_urdf_yup"].up_axis == "y"
@@ -137,8 +133,8 @@ def test_negative_n_is_refused(tmp_path):
         generate_library(tmp_path, n=-1)
 
 
-def test_truth_json_is_well_formed(demo, many):
-    for root in (demo, many):
+def test_truth_json_is_well_formed(sample_library, many):
+    for root in (sample_library, many):
         for path in sorted(root.glob("sample_*/*/truth.json")):
             t = json.loads(path.read_text())
             assert t["object"] == path.parent.name
@@ -167,8 +163,8 @@ def test_truth_json_is_well_formed(demo, many):
                     assert j["lower"] <= j["upper"]
 
 
-def test_every_joint_type_kind_and_quirk_is_covered(demo, many):
-    for root in (demo, many):
+def test_every_joint_type_kind_and_quirk_is_covered(sample_library, many):
+    for root in (sample_library, many):
         records = truths(root)
         types = Counter(j["type"] for t in records for j in t["joints"])
         assert set(types) == {"revolute", "prismatic", "continuous", "helical"}
@@ -202,7 +198,7 @@ def test_every_joint_type_kind_and_quirk_is_covered(demo, many):
                 assert moving["continuous"] >= 4
             if t["category"] == "bottle":
                 assert moving == {"helical": 1}
-    demo_cabinets = [t for t in truths(demo) if t["category"] == "storage_furniture"]
+    demo_cabinets = [t for t in truths(sample_library) if t["category"] == "storage_furniture"]
     for t in demo_cabinets:
         moving = Counter(j["type"] for j in t["joints"])
         assert moving["prismatic"] >= 3 and moving["revolute"] >= 2
