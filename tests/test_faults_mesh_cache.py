@@ -12,6 +12,7 @@ import trimesh
 from verify_assets import CUBE_OBJ
 
 from flows.build import BuildConfig, build_release
+from flows.cache import ObjectCache
 from flows.pipeline import MESH_CACHE
 from normalize import meshes
 from normalize.model import Geometry
@@ -134,7 +135,7 @@ def test_rebuild_after_a_code_change_reuses_the_store_and_gives_the_same_release
     meshes.clear_cache()
     first = build("first")
     assert any((cache / MESH_CACHE).rglob("*.npz"))
-    shutil.rmtree(cache / "v1")  # what a code change does to the object cache
+    shutil.rmtree(ObjectCache(cache).root)  # what a code change does to the object cache
     meshes.clear_cache()
     monkeypatch.setattr(meshes, "_parse", _refuse)
     monkeypatch.setattr(meshes, "_computed_mass", _refuse)

@@ -26,6 +26,7 @@ from flows.build import (
     check_accounting,
     plan_batches,
 )
+from flows.cache import ObjectCache
 from flows.manifests import TABLES
 from normalize.sources import load_sources
 
@@ -134,7 +135,7 @@ def test_editing_one_mesh_recomputes_exactly_the_objects_that_read_it(own_librar
 def _inputs_by_object(cache: Path) -> dict[str, set[str]]:
     """object_id -> input paths, from the cache entries (what each object read)."""
     out = {}
-    for entry in (cache / "v1" / "entries").glob("*/*/entry.json"):
+    for entry in (ObjectCache(cache).root / "entries").glob("*/*/entry.json"):
         data = json.loads(entry.read_text())
         out[data["outcome"]["object_id"]] = set(data["inputs"])
     return out
@@ -143,11 +144,11 @@ def _inputs_by_object(cache: Path) -> dict[str, set[str]]:
 def test_corrupted_cache_entries_are_recomputed(own_library, tmp_path):
     cache = tmp_path / "cache"
     first = build_release(config(own_library, tmp_path / "r1", cache))
-    entries = sorted((cache / "v1" / "entries").glob("*/*/files/*.urdf"))
+    entries = sorted((ObjectCache(cache).root / "entries").glob("*/*/files/*.urdf"))
     assert entries[0].stat().st_mode & 0o777 == 0o444, "shared files are read-only"
     entries[0].chmod(0o644)
     entries[0].write_text("<robot name='tampered'/>")  # hard-linked: the release sees it too
-    jsons = sorted((cache / "v1" / "entries").glob("*/*/entry.json"))
+    jsons = sorted((ObjectCache(cache).root / "entries").glob("*/*/entry.json"))
     jsons[1].write_bytes(jsons[1].read_bytes()[:100])  # truncated
     second = build_release(config(own_library, tmp_path / "r2", cache))
     assert len(second.computed) == 2
