@@ -24,6 +24,7 @@ import pytest
 
 from flows import release
 from flows.build import BuildConfig, build_release
+from flows.cache import ObjectCache
 from flows.generate import generate_library
 from normalize.sources import load_sources
 
@@ -113,8 +114,10 @@ class Build:
 
 
 def entries(cache: Path) -> int:
-    """Complete object entries in the cache (each renamed into place when whole)."""
-    return len(list((cache / "v1" / "entries").glob("*/*/entry.json")))
+    """Objects the cache can hand back: their index files (`ObjectCache.store` writes one once
+    the entry is renamed into place whole; a kill between the two leaves an entry no lookup
+    reaches)."""
+    return len(list((ObjectCache(cache).root / "index").glob("*/*.json")))
 
 
 def siblings(out: Path) -> list[str]:
