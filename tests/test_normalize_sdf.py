@@ -394,6 +394,13 @@ def test_model_config_is_read_under_the_source_size_limit(tmp_path):
     assert error.code == "file.too_large" and error.path.endswith("model.config")
 
 
+def test_a_bogus_xml_version_is_repaired_with_a_record(tmp_path):
+    text = sdf(link("a")).replace('<?xml version="1.0"?>', '<?xml version="0.0"?>')
+    write(tmp_path, {"m.sdf": text})
+    changes = load(tmp_path, "m.sdf").source.extra["changes"]
+    assert [c.code for c in changes] == ["xml.version_repaired"]
+
+
 HOSTILE = [
     ({"a.sdf": sdf("<include><uri>b.sdf</uri></include>"),
       "b.sdf": sdf("<include><uri>a.sdf</uri></include>", name="n")}, "a.sdf",

@@ -312,7 +312,7 @@ class _SdfReader:
 
     def first_model(self, path: Path):
         """(first <model> element, version) of an SDFormat file."""
-        xml = parse_xml(path, self.source.max_file_bytes)
+        xml = parse_xml(path, self.source.max_file_bytes, self.changes)
         if xml.tag != "sdf":
             raise self.error(f"root element is <{xml.tag}>, not <sdf>", "sdf.not_sdf", path=path)
         version = xml.get("version", "").strip()
