@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from flows.build import BuildConfig, build_release
+from flows.cache import ObjectCache
 from normalize import meshes
 from normalize.safe_xml import parse_xml
 from normalize.sources import load_sources
@@ -43,7 +44,7 @@ RESULTS = REPO / "bench" / "results" / "corpus.json"
 XML_SUFFIXES = (".urdf", ".xml", ".sdf", ".world")
 
 
-def build(sources: Path, out: Path, cache: Path | None, workers: int) -> tuple[dict, object]:
+def build(sources: Path, out: Path, cache: Path | None, workers: int) -> dict:
     config = BuildConfig(
         sources=load_sources(sources),
         out=out,
@@ -70,13 +71,13 @@ def build(sources: Path, out: Path, cache: Path | None, workers: int) -> tuple[d
         "stage_seconds": stages,
         "slowest_stage": max(work, key=work.get) if work else None,
         "content_hash": result.content_hash,
-    }, result
+    }
 
 
-def recorded_inputs(out: Path, cache: Path) -> list[str]:
+def recorded_inputs(cache: Path) -> list[str]:
     """Every file the objects of a build read (from the cache index: what each object read)."""
     files = set()
-    for index in (cache / "v1" / "index").glob("*/*.json"):
+    for index in (ObjectCache(cache).root / "index").glob("*/*.json"):
         files.update(json.loads(index.read_bytes())["inputs"])
     return sorted(f for f in files if os.path.isfile(f))
 
@@ -123,13 +124,13 @@ def main() -> None:
     runs = {}
     try:
         cache = work / "cache"
-        runs["cold"], _ = build(args.sources, work / "cold", cache, args.workers)
-        files = recorded_inputs(work / "cold", cache)
-        runs["warm"], _ = build(args.sources, work / "warm", cache, args.workers)
-        shutil.rmtree(cache / "v1")  # the object cache; cache/meshes stays
-        runs["code_change"], _ = build(args.sources, work / "code_change", cache, args.workers)
+        runs["cold"] = build(args.sources, work / "cold", cache, args.workers)
+        files = recorded_inputs(cache)
+        runs["warm"] = build(args.sources, work / "warm", cache, args.workers)
+        shutil.rmtree(ObjectCache(cache).root)  # the object cache; cache/meshes stays
+        runs["code_change"] = build(args.sources, work / "code_change", cache, args.workers)
         meshes.clear_cache()
-        runs["cold_one_process"], _ = build(args.sources, work / "one", work / "cache1", 1)
+        runs["cold_one_process"] = build(args.sources, work / "one", work / "cache1", 1)
         floor_figures = floor(files)
         cache_bytes = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file())
         mesh_store_bytes = sum(
