@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from normalize import inputs
 from normalize.adapters import get_adapter
 from normalize.errors import AssetError
 from normalize.run import normalize_candidate
@@ -92,6 +93,21 @@ def test_gensim2_frozen_joints_are_contracted(corpus, tmp_path):
     assert len(result.object.joints) == 1
     assert len(result.raw.source.labels["semantics"]) > 1
     assert [c.code for c in result.changes].count("joint.fixed_contracted") == 13
+
+
+def test_missing_label_files_are_recorded_inputs(tmp_path):
+    # The build's cache keys an object on the files it read: a meta.json added later must
+    # change the key, so its absence is recorded too.
+    folder = tmp_path / "lib" / "7"
+    folder.mkdir(parents=True)
+    (folder / "mobility.urdf").write_text('<robot name="r"><link name="a"/></robot>')
+    (candidate,) = discover(partnet(tmp_path / "lib"))
+    with inputs.recording() as recorded:
+        labels = get_adapter("partnet_mobility").load(candidate).source.labels
+    assert labels["model_cat"] is None
+    assert {str(folder / "meta.json"), str(folder / "semantics.txt")} <= recorded
+    (folder / "meta.json").write_text('{"model_cat": "Lamp", "anno_id": "7"}')
+    assert get_adapter("partnet_mobility").load(candidate).source.labels["model_cat"] == "Lamp"
 
 
 def test_entry_choice_selection_and_allowances(tmp_path):

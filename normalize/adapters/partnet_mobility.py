@@ -21,6 +21,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from normalize import inputs
 from normalize.adapters import register
 from normalize.adapters.urdf import load_urdf_candidate
 from normalize.changes import Change
@@ -35,6 +36,7 @@ MAX_LABEL_BYTES = 4 * 1024 * 1024
 
 
 def _read_text(path: Path, root: Path, notes: list[Change]) -> str | None:
+    inputs.record(path)  # also when missing: adding the file later must refresh the labels
     if not path.is_file():
         return None
     if not is_inside(path, root):
