@@ -228,7 +228,9 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
     """Run the stages on one candidate; AssetError becomes a rejection."""
     import taxonomy
     from normalize.run import normalize_candidate
+    from verify.allowances import with_object_allowances
 
+    candidate = with_object_allowances(candidate)
     object_dir = settings.staging / "objects" / candidate.object_id
     try:
         before = _normalizer_clock()

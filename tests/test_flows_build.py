@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from verify_assets import door_urdf, write
 
 import schemas
 from flows import release
@@ -45,6 +46,10 @@ def config(library: Path, out: Path, cache: Path | None, **kwargs) -> BuildConfi
     return BuildConfig(
         sources=load_sources(library / "sources.yaml"), out=out, cache_dir=cache, **defaults
     )
+
+
+def rejects(out: Path) -> list[dict]:
+    return pq.read_table(out / "manifest" / "rejects.parquet").to_pylist()
 
 
 def manifests(out: Path) -> dict[str, bytes]:
@@ -346,3 +351,36 @@ def test_category_override_recomputes_only_its_object(own_library, tmp_path, cap
     rows = pq.read_table(tmp_path / "r2" / "manifest" / "objects.parquet").to_pylist()
     row = next(r for r in rows if r["object_id"] == target)
     assert (row["category"], row["category_method"]) == ("refrigerator", "override")
+
+
+def test_per_object_allowance_files_reach_normalization_and_the_cache(tmp_path):
+    """An `arena-allowances.yaml` added beside an object waives its checks in a build as it does
+    in `arena validate`: normalization's `limits.reversed` too, and the cached rejections of
+    both objects are recomputed because the file (absent at first) is one of their inputs."""
+    library = write(
+        tmp_path / "lib",
+        {
+            "far/cabinet.urdf": door_urdf(hinge_offset=1.0),
+            "reversed/cabinet.urdf": door_urdf(lower=1.5, upper=0.0),
+        },
+    )
+    (library / "sources.yaml").write_text(
+        "sources:\n  - {name: doors, format: urdf, path: ., license: CC0}\n"
+    )
+    cache = tmp_path / "cache"
+    first = build_release(config(library, tmp_path / "r1", cache))
+    codes = {r["source_id"]: r["code"] for r in rejects(tmp_path / "r1")}
+    assert codes == {"far/cabinet": "attachment.axis", "reversed/cabinet": "limits.reversed"}
+
+    for folder, check in (("far", "attachment.axis"), ("reversed", "limits.reversed")):
+        (library / folder / "arena-allowances.yaml").write_text(
+            f"allowances:\n  - check: {check}\n    reason: known quirk of this asset\n"
+        )
+    second = build_release(config(library, tmp_path / "r2", cache))
+    assert rejects(tmp_path / "r2") == []
+    assert len(second.computed) == 2 and first.computed == second.computed
+    objects = pq.read_table(tmp_path / "r2" / "manifest" / "objects.parquet").to_pylist()
+    assert {o["source_id"]: o["status"] for o in objects} == {
+        "far/cabinet": "warn",
+        "reversed/cabinet": "pass",
+    }

@@ -13,7 +13,8 @@ the object folder), validated by `schemas/allowances.schema.json`:
 A waived check stays in the report, marked `waived` with the reason and where it came from; it
 no longer changes the verdict. Allowances apply to verification checks; a normalization
 rejection cannot be waived here (the source's `limits.reversed` allowance is read by the
-adapters during normalization, and `arena validate` passes per-object allowances to them too).
+adapters during normalization; the build and `arena validate` pass per-object allowances to them
+too, through `with_object_allowances`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 import yaml
 
 import schemas
+from normalize import inputs
 from normalize.errors import AssetError
 from normalize.paths import is_inside
 from normalize.safe_xml import read_limited
@@ -43,6 +45,7 @@ def object_allowances(candidate: Candidate) -> tuple[list[Allowance], CheckResul
     """(allowances of the per-object file that apply to the candidate, the `allowances.file`
     check result, None when there is no file)."""
     path = allowances_path(candidate)
+    inputs.record(path)  # also when absent: adding the file later must recompute the object
     if not path.exists() and not path.is_symlink():
         return [], None
 
