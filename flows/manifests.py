@@ -14,7 +14,6 @@ lower = -inf and upper = +inf.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flows.cache import sha256_file, sha256_hex
-from normalize.meshes import geometry_bounds
+from normalize.convention import rest_bounds
 from normalize.model import ArticulatedObject, Geometry
 
 TABLES = ("objects", "joints", "links", "rejects", "review")
@@ -185,22 +184,11 @@ def _mesh_path(g: Geometry, object_dir: Path) -> Path:
     return path if path.is_absolute() else object_dir / path
 
 
-def bounding_box(obj: ArticulatedObject, object_dir: Path) -> tuple[list[float], list[float]]:
-    """World-frame axis-aligned bounds of the object at rest, exact for every shape: visual
-    geometry, or collision geometry for links without visuals. An object without geometry has
-    the bounds of its link origins."""
-    poses = obj.link_poses()
-    corners = [pose[:3, 3] for pose in poses.values()]
-    geometric = []
-    for link in obj.links:
-        for g in link.visuals or link.collisions:
-            if g.kind == "mesh":
-                g = replace(g, filename=str(_mesh_path(g, object_dir)))
-            bounds = geometry_bounds(g, poses[link.name], root=object_dir)
-            if bounds is not None:
-                geometric.extend(bounds)
-    stacked = np.vstack(geometric or corners)
-    return stacked.min(axis=0).tolist(), stacked.max(axis=0).tolist()
+def bounding_box(obj: ArticulatedObject, object_dir: Path | None) -> tuple[list, list]:
+    """World-frame axis-aligned bounds of the written object at rest, exact for every shape, on
+    the shapes its canonical placement is defined on (`normalize.convention.rest_bounds`)."""
+    low, high = rest_bounds(obj, root=object_dir, folder=object_dir)
+    return np.asarray(low, dtype=float).tolist(), np.asarray(high, dtype=float).tolist()
 
 
 # --------------------------------------------------------------------------- row builders

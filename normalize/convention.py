@@ -107,15 +107,21 @@ def up_axis_rotation(up_axis: str) -> np.ndarray:
     return out
 
 
-def rest_bounds(obj: ArticulatedObject, *, root: Path | None = None):
-    """(min, max) of the world-frame box around all visual geometry at rest (collision geometry
-    when there is no visual geometry, link origins when there is neither)."""
+def link_shapes(link: Link) -> tuple[Geometry, ...]:
+    """The shapes that stand for a link: its visuals, else its collisions."""
+    return link.visuals or link.collisions
+
+
+def rest_bounds(obj: ArticulatedObject, *, root: Path | None = None, folder: Path | None = None):
+    """(min, max) of the world-frame box around every link's shapes at rest (`link_shapes`; link
+    origins when there are none). `folder`: where relative mesh filenames are (a written
+    object's folder)."""
     poses = obj.link_poses()
-    has_visuals = any(link.visuals for link in obj.links)
     lows, highs = [], []
     for link in obj.links:
-        shapes = link.visuals if has_visuals else link.collisions
-        for g in shapes:
+        for g in link_shapes(link):
+            if folder is not None and g.kind == "mesh" and not Path(g.filename).is_absolute():
+                g = replace(g, filename=str(Path(folder) / g.filename))
             found = geometry_bounds(g, poses[link.name], root=root)
             if found is not None:
                 lows.append(found[0])

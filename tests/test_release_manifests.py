@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import trimesh
+from verify_assets import urdf_source, write
 
 import schemas
 from flows.manifests import (
@@ -22,6 +23,8 @@ from flows.manifests import (
     write_table,
 )
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic
+from normalize.run import normalize_candidate
+from normalize.sources import discover
 
 
 def pose(xyz=(0, 0, 0)):
@@ -247,3 +250,23 @@ def test_bounding_box_of_an_object_without_geometry():
     )
     lo, hi = bounding_box(obj, None)
     assert lo == [0, 0, 0] and hi == [0, 2, 0]
+
+
+def test_bounding_box_is_the_box_the_canonical_placement_centres(tmp_path):
+    # Visuals on the base only, a collision-only link (a caster) below it: each link counts by
+    # its visuals, else its collisions, in the placement as in the manifest, so the object stands
+    # on the caster: the bbox sits on z = 0, centred in x and y.
+    urdf = """<robot name="mixed">
+      <link name="base"><visual><origin xyz="3 0 5"/><geometry><box size="1 2 1"/></geometry>
+      </visual></link>
+      <link name="arm"><collision><origin xyz="0 0 -2"/><geometry><box size="0.2 0.2 0.2"/>
+      </geometry></collision></link>
+      <joint name="j" type="prismatic"><parent link="base"/><child link="arm"/>
+        <axis xyz="1 0 0"/><limit lower="0" upper="0.1" effort="1" velocity="1"/></joint>
+    </robot>"""
+    root = write(tmp_path / "src", {"mixed.urdf": urdf})
+    [candidate] = discover(urdf_source(root))
+    result = normalize_candidate(candidate, tmp_path / "out")
+    low, high = bounding_box(result.object, result.urdf_path.parent)
+    assert low == pytest.approx([-1.8, -1.0, 0.0], abs=1e-12)
+    assert high == pytest.approx([1.8, 1.0, 7.6], abs=1e-12)

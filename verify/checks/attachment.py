@@ -36,8 +36,8 @@ import numpy as np
 import trimesh
 from scipy.spatial import cKDTree
 
+from normalize.convention import link_shapes
 from verify.checks import Context, single
-from verify.checks.geometry import shapes
 from verify.report import CheckResult
 
 GAP_FRACTION = 0.05
@@ -74,7 +74,7 @@ def _primitive(kind: str, size: tuple[float, ...]) -> tuple[np.ndarray, np.ndarr
 def link_cloud(link, meshes: dict) -> Cloud | None:
     """Surface points of a link's shapes in the link frame, or None when it has none."""
     triangles, vertices = [], []
-    for g in shapes(link):
+    for g in link_shapes(link):
         if g.kind == "mesh":
             mesh = meshes.get(g.filename)
             if mesh is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from normalize.convention import link_shapes
 from normalize.errors import AssetError
 from normalize.meshes import geometry_bounds, load_mesh
 from normalize.model import Geometry
@@ -38,12 +39,6 @@ DROPPED = {
     "mesh.material_missing": ("geometry.material_missing", "material library file(s)"),
     "mesh.remote_dropped": ("geometry.shape_dropped", "shape(s) behind remote URLs"),
 }
-
-
-def shapes(link) -> tuple[Geometry, ...]:
-    """The shapes that stand for a link: its visuals, else its collisions (as the convention's
-    placement does)."""
-    return link.visuals or link.collisions
 
 
 def absolute(g: Geometry, folder: Path) -> Geometry:
@@ -163,7 +158,7 @@ def _bounds(ctx: Context, meshes: dict) -> list[CheckResult]:
     poses = ctx.rest_poses
     lows, highs = [], []
     for link in obj.links:
-        for g in shapes(link):
+        for g in link_shapes(link):
             if g.kind == "mesh" and g.filename not in meshes:
                 continue  # reported above
             found = geometry_bounds(absolute(g, folder), poses[link.name], root=folder)
