@@ -34,7 +34,6 @@ import json
 import math
 import os
 import re
-import shutil
 import threading
 import time
 import uuid
@@ -291,13 +290,14 @@ def _corrupt(path: Path, why: str, element: str | None) -> AssetError:
     )
 
 
-def read_mesh_bytes(path: Path, element: str | None = None) -> bytes:
-    """The bytes of a mesh file; `mesh.missing` when absent, `mesh.too_large` above the limit."""
+def read_mesh_bytes(path: Path, element: str | None = None, what: str = "mesh file") -> bytes:
+    """The bytes of a mesh file (or of a material library, texture or GLTF buffer: `what`);
+    `mesh.missing` when absent, `mesh.too_large` above the limit."""
     path = Path(path)
     inputs.record(path)
     if not path.is_file():
         raise AssetError(
-            f"mesh file {path.name} does not exist",
+            f"{what} {path.name} does not exist",
             code="mesh.missing",
             stage="mesh",
             path=str(path),
@@ -306,7 +306,7 @@ def read_mesh_bytes(path: Path, element: str | None = None) -> bytes:
     size = path.stat().st_size
     if size > MAX_MESH_BYTES:
         raise AssetError(
-            f"mesh file is {size} bytes, above the limit of {MAX_MESH_BYTES}",
+            f"{what} {path.name} is {size} bytes, above the limit of {MAX_MESH_BYTES}",
             code="mesh.too_large",
             stage="mesh",
             path=str(path),
@@ -330,8 +330,7 @@ class _ConfinedResolver(trimesh.resolvers.Resolver):
                 stage="mesh",
                 path=str(self.path),
             )
-        inputs.record(target)
-        return target.read_bytes()
+        return read_mesh_bytes(target, what="GLTF resource")
 
     def write(self, name, data):
         raise NotImplementedError("read-only resolver")
@@ -619,7 +618,7 @@ def _copy_mtl(
     if not new:
         return name
     lines = []
-    for line in mtl.read_bytes().splitlines():
+    for line in read_mesh_bytes(mtl, what="material library").splitlines():
         parts = line.split()
         key = parts[0].lower() if parts else b""
         if len(parts) >= 2 and (key.startswith(b"map_") or key in _TEXTURE_KEYS):
@@ -637,7 +636,7 @@ def _copy_mtl(
                 continue
             tex_name, tex_new = names.name(texture, texture.suffix.lower())
             if tex_new:
-                shutil.copyfile(texture, out_dir / tex_name)
+                (out_dir / tex_name).write_bytes(read_mesh_bytes(texture, what="texture"))
             line = b" ".join([*parts[:-1], tex_name.encode()])
         lines.append(line)
     (out_dir / name).write_bytes(b"\n".join(lines) + b"\n")

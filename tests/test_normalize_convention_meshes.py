@@ -146,3 +146,20 @@ def test_stl_is_converted_to_obj_exactly(tmp_path):
     source = meshes.load_mesh(tmp_path / "lib" / "ball.stl")
     assert np.array_equal(written.vertices, source.vertices)
     assert np.array_equal(written.faces, source.faces)
+
+
+@pytest.mark.parametrize("big", ["parts/part.mtl", "images/wood.png"])
+def test_material_libraries_and_textures_are_held_to_the_mesh_size_limit(
+    tmp_path, monkeypatch, big
+):
+    obj = "mtllib part.mtl\nusemtl m\n" + BOX_OBJ
+    files = {
+        "parts/part.obj": obj,
+        "parts/part.mtl": "newmtl m\nmap_Kd ../images/wood.png\n",
+        "images/wood.png": b"\x89PNG",
+    }
+    files[big] = files[big] + (b"\0" if isinstance(files[big], bytes) else "#") * 4096
+    monkeypatch.setattr(meshes, "MAX_MESH_BYTES", 2048)
+    with pytest.raises(AssetError) as info:
+        normalize_with(tmp_path, "parts/part.obj", files)
+    assert info.value.code == "mesh.too_large" and info.value.path.endswith(big.split("/")[1])
