@@ -48,7 +48,8 @@ def test_changed_missing_or_appearing_input_misses(setup):
     (src / "mesh.obj").write_text("v 0 0 1\n")
     assert cache.lookup("id1") is None
     (src / "mesh.obj").write_text("v 0 0 0\n")
-    assert cache.lookup("id1") is not None, "restoring the content hits the old entry again"
+    restored = cache.lookup("id1")
+    assert restored.outcome == OUTCOME, "restoring the content hits the old entry again"
     (src / "gone.obj").write_text("now here")
     assert cache.lookup("id1") is None
     (src / "gone.obj").unlink()
@@ -112,7 +113,7 @@ def test_no_temporary_leftovers_and_concurrent_store(setup):
     )  # a second writer of the same entry
     leftovers = [p for p in cache.root.rglob(".tmp-*")]
     assert leftovers == []
-    assert cache.lookup("id1") is not None
+    assert cache.lookup("id1").outcome == OUTCOME
 
 
 def test_default_cache_dir_honours_environment(monkeypatch, tmp_path):
