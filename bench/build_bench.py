@@ -4,7 +4,7 @@
 
 Runs, side by side in one process:
 1. the build without Prefect (`runner="local"`), cold (empty cache), then warm (same cache);
-2. the build as a Prefect flow (`runner="thread"`), cold (a fresh cache), then warm. The first
+2. the build as a Prefect flow (`runner="process"`), cold (a fresh cache), then warm. The first
    flow of the process starts Prefect's temporary server (unless PREFECT_API_URL points at a
    running one); that start-up is reported on its own.
 Objects are computed in spawned worker processes (a fresh pool per build), so no build profits
@@ -30,9 +30,10 @@ from pathlib import Path
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
-from flows.build import BuildConfig, build_release  # noqa: E402
-from flows.manifests import TABLES  # noqa: E402
+from export.manifests import TABLES  # noqa: E402
+from flows.commands import build_release  # noqa: E402
 from normalize.sources import load_sources  # noqa: E402
+from pipeline.build import BuildConfig  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "build_bench.json"
@@ -82,13 +83,13 @@ def main() -> None:
     load_before = os.getloadavg()
     runs = {}
     try:
-        for runner, label in (("local", "without_prefect"), ("thread", "prefect")):
+        for runner, label in (("local", "without_prefect"), ("process", "prefect")):
             cache = work / f"cache-{runner}"
             for phase in ("cold", "warm"):
                 out = work / f"{runner}-{phase}"
                 runs[f"{label}_{phase}"] = build(args.sources, out, cache, runner, args.workers)
                 print(f"{label:16s} {phase}: {runs[f'{label}_{phase}']}")
-        outs = [work / f"{r}-{p}" for r in ("local", "thread") for p in ("cold", "warm")]
+        outs = [work / f"{r}-{p}" for r in ("local", "process") for p in ("cold", "warm")]
         identical = all(manifest_bytes(o) == manifest_bytes(outs[0]) for o in outs[1:])
         cache_mb = sum(p.stat().st_size for p in (work / "cache-local").rglob("*") if p.is_file())
     finally:

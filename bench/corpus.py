@@ -33,11 +33,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from flows.build import BuildConfig, build_release
-from flows.cache import ObjectCache
+from flows.commands import build_release
 from normalize import meshes
 from normalize.safe_xml import parse_xml
 from normalize.sources import load_sources
+from pipeline.build import BuildConfig
+from pipeline.cache import ObjectCache
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "corpus.json"

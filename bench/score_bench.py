@@ -31,9 +31,10 @@ RESULTS = Path(__file__).resolve().parent / "results" / "score_bench.json"
 
 def build(workdir: Path, n: int) -> Path:
     """The release of N generated objects (reused when already built in `workdir`)."""
-    from flows.build import BuildConfig, build_release
-    from flows.generate import generate_library
+    from flows.commands import build_release
     from normalize.sources import load_sources
+    from pipeline.build import BuildConfig
+    from samples.generate import generate_library
 
     release = workdir / "release"
     if (release / "manifest" / "objects.parquet").is_file():
@@ -122,7 +123,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary work folder")
     args = parser.parse_args()
 
-    from flows.score import score_release
+    from scoring.score import score_release
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="score_bench_"))
     workdir.mkdir(parents=True, exist_ok=True)

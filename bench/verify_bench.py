@@ -28,9 +28,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from flows.generate import generate_library
 from normalize.run import normalize_candidate
 from normalize.sources import SourceConfig, discover, load_sources
+from samples.generate import generate_library
 from verify import FAMILIES as CHECK_FAMILIES
 from verify import verify_object
 from verify.checks import Context, simulator, structure

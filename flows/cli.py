@@ -24,6 +24,34 @@ app = typer.Typer(
 )
 
 
+def _print_version(asked: bool) -> None:
+    if not asked:
+        return
+    from importlib.metadata import version
+
+    from normalize.convention import CONVENTION_VERSION
+    from taxonomy.data import load_taxonomy
+
+    typer.echo(
+        f"arena {version('articulate-arena-pipeline')} (convention {CONVENTION_VERSION}, "
+        f"taxonomy {load_taxonomy().version})"
+    )
+    raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the project, convention and taxonomy versions and exit.",
+    ),
+) -> None:
+    """Build, verify and release suites of articulated objects."""
+
+
 @app.command()
 def generate(
     out: Path = typer.Option(..., "--out", help="Folder to write the sample library into."),
@@ -39,7 +67,7 @@ def generate(
     Objects come in every source format the adapters read (PartNet-Mobility folders, URDF, MJCF,
     SDF), each with a ground-truth sidecar JSON, plus a `sources.yaml` that `arena build` reads.
     """
-    from flows.generate import generate_library
+    from samples.generate import generate_library
 
     summary = generate_library(out, n=n, seed=seed)
     typer.echo(summary)
@@ -109,10 +137,13 @@ def build(
         64, "--batch-size", help="Objects per Prefect task (at most 64 tasks per source)."
     ),
     workers: int = typer.Option(
-        2, "--workers", help="Worker processes (thread runner) or Dask workers (local cluster)."
+        2, "--workers", help="Worker processes (process, local) or Dask workers (local cluster)."
     ),
     runner: str = typer.Option(
-        "thread", "--runner", help="thread, dask, or local (the same build without Prefect)."
+        "process",
+        "--runner",
+        help="process (Prefect flows, batches in --workers worker processes), dask, or local "
+        "(the same build without Prefect). `thread` is the deprecated name of `process`.",
     ),
     dask_address: str | None = typer.Option(
         None, "--dask-address", help="Address of an existing Dask scheduler (tcp://...)."
@@ -134,7 +165,7 @@ def build(
     OUT is written atomically: a failed build leaves an earlier release there untouched.
     Exit codes: 0 built, 1 the build failed, 2 usage error, 3 another build is writing OUT.
     """
-    from flows.build import build_command
+    from flows.commands import build_command
 
     raise typer.Exit(
         build_command(
@@ -180,7 +211,7 @@ def score(
     release's frame; a missing or unreadable one is a failed output (Gen). Writes
     scores.parquet (per object and method), summary.json and report.md into --out.
     """
-    from flows.score import score_command
+    from flows.commands import score_command
 
     raise typer.Exit(
         score_command(
@@ -217,7 +248,7 @@ def distance(
 ) -> None:
     """Distance between two articulated objects (exact E_tree with the matched joints), or E and
     E^phi per pair of two joint lists (--joints, the reference tool's input format)."""
-    from flows.score import distance_command
+    from scoring.distance import distance_command
 
     raise typer.Exit(
         distance_command(

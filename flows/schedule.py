@@ -18,13 +18,16 @@ import time
 from pathlib import Path
 
 # isort: off
-from flows import build, release  # first: it sets Prefect's environment defaults
+from flows import build  # first: it sets Prefect's environment defaults
 from prefect import flow
 
 # isort: on
-from flows.build import EXIT_USAGE, BuildConfig
-from flows.cache import default_cache_dir
+from export import release
+from flows.commands import EXIT_USAGE
+from flows.progress import BuildProgress
 from normalize.sources import SourcesFileError, load_sources, overrides_file
+from pipeline.build import BuildConfig, category_overrides_for
+from pipeline.cache import default_cache_dir
 
 DEPLOYMENT_NAME = "arena-scheduled-release"
 
@@ -65,10 +68,10 @@ def scheduled_release(sources: str, out_root: str, workers: int = 2) -> str:
         previous=latest_release(root),
         workers=workers,
         cache_dir=default_cache_dir(),
-        overrides=build.category_overrides_for(configs, overrides_file(Path(sources))),
+        overrides=category_overrides_for(configs, overrides_file(Path(sources))),
         live=False,
     )
-    result = build.build_flow(config, time.perf_counter())
+    result = build.build_flow(config, time.perf_counter(), progress=BuildProgress(live=False))
     print(result.summary())
     return str(result.out)
 

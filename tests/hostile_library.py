@@ -17,7 +17,7 @@ import yaml
 from test_verify_hostile import HOSTILE, TWO_LINKS, joint, make_hostile, robot
 from verify_assets import CUBE_OBJ, door_urdf, mesh, write
 
-from flows.generate import generate_library
+from samples.generate import generate_library
 
 SOURCE_OF_SUFFIX = {".urdf": "sample_urdf", ".xml": "sample_mjcf", ".sdf": "sample_sdf"}
 MAX_FILE_BYTES = 256 * 1024  # the URDF source's configured limit (every good file is below)

@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 from test_faults_kill import Build
 
-from flows import pipeline
-from flows.build import EXIT_LOCKED, BuildConfig, build_release
+from flows.commands import EXIT_LOCKED, build_release
 from normalize.sources import load_sources
+from pipeline import chain
+from pipeline.build import BuildConfig
 
 pytestmark = pytest.mark.slow
 
@@ -49,14 +50,14 @@ def test_a_source_unreadable_mid_build_gives_rejections_that_are_not_cached(
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    original = pipeline.computed_outcome
+    original = chain.computed_outcome
 
     def compute(candidate, settings, cache=None):
         nonlocal unreadable
         unreadable = unreadable or candidate.source.name == "sample_urdf"
         return original(candidate, settings, cache)
 
-    monkeypatch.setattr(pipeline, "computed_outcome", compute)
+    monkeypatch.setattr(chain, "computed_outcome", compute)
     monkeypatch.setattr(builtins, "open", guarded_open)
     monkeypatch.setattr(io, "open", guarded_open)
     cache = tmp_path / "cache"

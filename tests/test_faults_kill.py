@@ -5,7 +5,7 @@ visible at --out (an earlier release stays whole), staging folders of killed bui
 by the next build, and the killed build's worker processes do not linger.
 
 The phase is found from the cache filling up (mid-batches) or the build's test hook
-(`flows.release.pause_point`: ARENA_TEST_PAUSE_AT=discover|assemble|publish makes the build
+(`export.release.pause_point`: ARENA_TEST_PAUSE_AT=discover|assemble|publish makes the build
 wait at that point until it is killed)."""
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from flows import release
-from flows.build import BuildConfig, build_release
-from flows.cache import ObjectCache
-from flows.generate import generate_library
+from export import release
+from flows.commands import build_release
 from normalize.sources import load_sources
+from pipeline.build import BuildConfig
+from pipeline.cache import ObjectCache
+from samples.generate import generate_library
 
 pytestmark = pytest.mark.slow
 
@@ -188,12 +189,12 @@ def test_killed_builds_resume_to_the_uninterrupted_release(library, reference, t
 def test_killed_prefect_build_resumes(library, reference, tmp_path):
     """The same with the Prefect runner (its temporary server included in what must end)."""
     out, cache = tmp_path / "release", tmp_path / "cache"
-    build = Build(library, out, cache, runner="thread")
+    build = Build(library, out, cache, runner="process")
     build.wait_for(lambda: entries(cache) >= 20)
     build.kill()
     stored = entries(cache)
     assert not out.exists()
-    output = Build(library, out, cache, runner="thread").finish()
+    output = Build(library, out, cache, runner="process").finish()
     assert reused(output) == stored
     assert content_hash(out) == reference
     assert siblings(out) == []

@@ -11,12 +11,13 @@ import pytest
 import trimesh
 from verify_assets import CUBE_OBJ
 
-from flows.build import BuildConfig, build_release
-from flows.cache import ObjectCache
-from flows.pipeline import MESH_CACHE
+from flows.commands import build_release
 from normalize import meshes
 from normalize.model import Geometry
 from normalize.sources import load_sources
+from pipeline.build import BuildConfig
+from pipeline.cache import ObjectCache
+from pipeline.chain import MESH_CACHE
 
 
 @pytest.fixture()

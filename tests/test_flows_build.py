@@ -14,22 +14,12 @@ import yaml
 from verify_assets import door_urdf, write
 
 import schemas
-from flows import release
-from flows.build import (
-    EXIT_LOCKED,
-    EXIT_OK,
-    EXIT_USAGE,
-    AccountingError,
-    BuildConfig,
-    SourceRun,
-    build_command,
-    build_release,
-    check_accounting,
-    plan_batches,
-)
-from flows.cache import ObjectCache
-from flows.manifests import TABLES
+from export import release
+from export.manifests import TABLES
+from flows.commands import EXIT_LOCKED, EXIT_OK, EXIT_USAGE, build_command, build_release
 from normalize.sources import load_sources
+from pipeline.build import AccountingError, BuildConfig, SourceRun, check_accounting, plan_batches
+from pipeline.cache import ObjectCache
 
 
 @pytest.fixture()
@@ -164,9 +154,9 @@ def test_corrupted_cache_entries_are_recomputed(own_library, tmp_path):
 def test_a_source_vanishing_mid_build_gives_rejections(own_library, tmp_path, monkeypatch):
     """Objects whose files disappear after discovery are rejected with a reason; the rest of
     the release is built and the accounting holds."""
-    from flows import pipeline
+    from pipeline import chain
 
-    original = pipeline.computed_outcome
+    original = chain.computed_outcome
     gone = own_library / "sample_mjcf"
 
     def vanish_then_compute(candidate, settings, cache=None):
@@ -174,7 +164,7 @@ def test_a_source_vanishing_mid_build_gives_rejections(own_library, tmp_path, mo
             shutil.rmtree(gone)
         return original(candidate, settings, cache)
 
-    monkeypatch.setattr(pipeline, "computed_outcome", vanish_then_compute)
+    monkeypatch.setattr(chain, "computed_outcome", vanish_then_compute)
     result = build_release(config(own_library, tmp_path / "out", None))
     info = result.info
     mjcf = next(s for s in info["sources"] if s["name"] == "sample_mjcf")

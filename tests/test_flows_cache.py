@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from flows.cache import MISSING, ObjectCache, default_cache_dir, entry_key, hash_inputs
-from flows.manifests import folder_digests
+from export.manifests import folder_digests
+from pipeline.cache import MISSING, ObjectCache, default_cache_dir, entry_key, hash_inputs
 
 
 @pytest.fixture()

@@ -9,8 +9,9 @@ import json
 import pytest
 from test_flows_build import manifests
 
-from flows.build import EXIT_OK, BuildConfig, build_command, build_release
+from flows.commands import EXIT_OK, build_command, build_release
 from normalize.sources import load_sources
+from pipeline.build import BuildConfig
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def test_build_flow_through_the_command_line(
         previous=None,
         batch_size=4,
         workers=2,
-        runner="thread",
+        runner="process",
         dask_address=None,
         cache_dir=cache,
         no_cache=False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from flows.selection import EvalCandidate, select_eval, split_of
+from export.selection import EvalCandidate, select_eval, split_of
 
 
 def test_split_is_stable_and_roughly_80_10_10():

@@ -18,7 +18,7 @@ import trimesh
 import yourdfpy
 from scipy.spatial.transform import Rotation
 
-from flows.generate import generate_library
+from samples.generate import generate_library
 
 
 @pytest.fixture(scope="module", params=["demo", "random"])

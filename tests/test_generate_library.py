@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flows.generate import generate_library
 from normalize.sources import load_sources
+from samples.generate import generate_library
 
 KINDS = {
     "cabinet",

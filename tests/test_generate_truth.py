@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flows.generate import generate_library
-from flows.samples.plan import SOURCES
 from normalize.adapters import get_adapter
 from normalize.sources import discover, load_sources
+from samples.generate import generate_library
+from samples.plan import SOURCES
 
 TWIST_TOLERANCE = 1e-6
 

@@ -16,11 +16,12 @@ import pytest
 from hostile_library import write_hostile_library
 from verify_assets import door_urdf, write
 
-from flows import release
-from flows.build import BuildConfig, build_release
-from flows.cache import OUTSIDE, hash_inputs
+from export import release
+from flows.commands import build_release
 from normalize import paths
 from normalize.sources import load_sources
+from pipeline.build import BuildConfig
+from pipeline.cache import OUTSIDE, hash_inputs
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,10 @@ import math
 import numpy as np
 import pytest
 
-from flows.generate import generate_library
 from normalize.run import normalize_candidate
 from normalize.sources import discover, load_sources
 from normalize.urdf import read_object
+from samples.generate import generate_library
 
 pytestmark = pytest.mark.slow
 TOLERANCE = 1e-8

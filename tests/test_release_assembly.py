@@ -9,8 +9,8 @@ import textwrap
 import pytest
 import yaml
 
-from flows import release
-from flows.release import (
+from export import release
+from export.release import (
     BuildLocked,
     ReleaseError,
     build_lock,
@@ -43,7 +43,7 @@ def test_lock_held_by_another_process_and_released_when_it_dies(tmp_path):
     code = textwrap.dedent(
         f"""
         import sys, time
-        from flows.release import build_lock
+        from export.release import build_lock
         with build_lock({str(out)!r}):
             print("locked", flush=True)
             time.sleep(60)

@@ -12,10 +12,11 @@ import pytest
 import yourdfpy
 
 import schemas
-from flows import release
-from flows.build import BuildConfig, build_release
-from flows.manifests import TABLES
+from export import release
+from export.manifests import TABLES
+from flows.commands import build_release
 from normalize.sources import discover
+from pipeline.build import BuildConfig
 
 pytestmark = pytest.mark.slow
 

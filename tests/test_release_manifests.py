@@ -11,7 +11,7 @@ import trimesh
 from verify_assets import urdf_source, write
 
 import schemas
-from flows.manifests import (
+from export.manifests import (
     SCHEMAS,
     bounding_box,
     folder_digests,

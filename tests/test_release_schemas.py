@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 import schemas
-from flows.manifests import SCHEMAS, TABLES
+from export.manifests import SCHEMAS, TABLES
 
 
 def json_type(arrow_type: pa.DataType) -> dict:

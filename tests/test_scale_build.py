@@ -10,12 +10,14 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
+import pipeline.build
 import schemas
-from flows import build, release
-from flows.build import BuildConfig, build_release
-from flows.generate import generate_library
-from flows.manifests import TABLES
+from export import release
+from export.manifests import TABLES
+from flows.commands import build_release
 from normalize.sources import discover, load_sources
+from pipeline.build import BuildConfig
+from samples.generate import generate_library
 
 pytestmark = pytest.mark.slow
 N_OBJECTS = 300
@@ -78,7 +80,7 @@ def test_generated_library_of_300_objects_builds_into_a_valid_release(tmp_path, 
 
     # the warm rebuild, with every source looked up by the worker processes (as sources of
     # 1,000 objects and more are)
-    monkeypatch.setattr(build, "LOOKUPS_IN_WORKERS", 1)
+    monkeypatch.setattr(pipeline.build, "LOOKUPS_IN_WORKERS", 1)
     warm = build_release(config(tmp_path / "warm"))
     assert warm.cached == N_OBJECTS and warm.computed == []
     assert warm.content_hash == result.content_hash

@@ -10,9 +10,10 @@ import json
 import pytest
 import yaml
 
-from flows.build import BuildConfig, build_release
-from flows.generate import generate_library
+from flows.commands import build_release
 from normalize.sources import load_sources
+from pipeline.build import BuildConfig
+from samples.generate import generate_library
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +37,7 @@ def test_prefect_build_with_a_configuration_far_above_the_parameter_limit(
         sources=load_sources(sources_file),
         out=tmp_path / "release",
         version="big",
-        runner="thread",
+        runner="process",
         workers=1,
         live=False,
     )

@@ -198,7 +198,7 @@ def test_object_distance_errors(release, tmp_path):
 def test_real_corpus_objects(corpus, tmp_path):
     """A 115-key PartNet keyboard against itself and against a copy missing one key with
     another key's interval shifted; a dm_control MJCF model against its own URDF export."""
-    from flows.scoring.objects import read_any
+    from scoring.objects import read_any
 
     keyboard = corpus / "partnet_mobility" / "7619"
     same = json.loads(

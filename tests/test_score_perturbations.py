@@ -25,7 +25,7 @@ from scoring_support import (
     write_prediction,
 )
 
-from flows.score import score_release
+from scoring.score import score_release
 
 
 @pytest.fixture(scope="session")

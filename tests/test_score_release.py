@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import schemas
 from flows.cli import app
-from flows.score import SCORES, ScoreError, score_release
+from scoring.score import SCORES, ScoreError, score_release
 
 
 @pytest.fixture(scope="session")
@@ -197,7 +197,7 @@ def test_command_line(release, methods, tmp_path):
 def test_prefect_flow_matches_the_plain_function(release, methods, scored, tmp_path):
     from prefect.testing.utilities import prefect_test_harness
 
-    from flows.scoring.flow import score_flow
+    from flows.score import score_flow
 
     result, first = scored
     with prefect_test_harness():

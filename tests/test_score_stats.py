@@ -7,8 +7,8 @@ import pytest
 from test_release_schemas import json_type
 
 import schemas
-from flows.score import SCORES
-from flows.scoring.stats import bootstrap, rng_for
+from scoring.score import SCORES
+from scoring.stats import bootstrap, rng_for
 
 
 def naive(values: np.ndarray, draws: np.ndarray) -> np.ndarray:
@@ -52,7 +52,7 @@ def test_bootstrap_edge_cases():
 
 
 def test_bootstrap_in_chunks_matches_one_block(monkeypatch):
-    import flows.scoring.stats as stats
+    import scoring.stats as stats
 
     values = np.random.default_rng(1).exponential(size=(50, 2))
     whole = bootstrap(values, 300, np.random.default_rng(4))

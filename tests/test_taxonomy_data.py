@@ -166,7 +166,7 @@ def test_issue_and_corpus_categories_exist_under_the_right_supercategory(tax):
 
 
 def test_generated_sample_library_categories_exist_and_match_their_model_cat(tax):
-    from flows.samples.kinds import KINDS
+    from samples.kinds import KINDS
 
     for kind, (_, category, model_cat) in KINDS.items():
         assert category in tax.categories, kind

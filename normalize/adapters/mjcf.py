@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from normalize.adapters import register
+from normalize.adapters.registry import register
 from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError
 from normalize.meshes import resolve_mesh_file

@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from normalize import inputs
-from normalize.adapters import register
+from normalize.adapters.registry import register
 from normalize.adapters.urdf import load_urdf_candidate
 from normalize.changes import Change
 from normalize.errors import AssetError

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from normalize.adapters import register
 from normalize.adapters.mjcf import discover_xml_entries
+from normalize.adapters.registry import register
 from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError, DuplicateNameError
 from normalize.meshes import resolve_mesh_file

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from normalize.adapters import register
+from normalize.adapters.registry import register
 from normalize.model import ArticulatedObject, SourceInfo
 from normalize.paths import confine
 from normalize.sources import Candidate, SourceConfig, entry_paths

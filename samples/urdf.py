@@ -17,9 +17,9 @@ import hashlib
 
 import numpy as np
 
-from flows.samples.design import Design, JointDesign, link_inertial
-from flows.samples.frames import inverse, matrix_rpy, nums, pose, rpy_matrix
-from flows.samples.written import MeshTable, Quirks, Written
+from samples.design import Design, JointDesign, link_inertial
+from samples.frames import inverse, matrix_rpy, nums, pose, rpy_matrix
+from samples.written import MeshTable, Quirks, Written
 
 # PartNet's base joint, written exactly as the real files round it.
 PARTNET_BASE_RPY = "1.5707963 0 -1.5707963"

@@ -4,7 +4,7 @@ Plain functions that run without Prefect: the build takes each object from the c
 (`cached_outcome`) when nothing it depends on changed, and computes the others in batches
 (`compute_batch`, one Prefect task per batch, run in worker processes; `computed_outcome` for
 one object). Each object's outcome is a JSON-friendly dict (its manifest rows, or its
-rejection), cached by content (`flows.cache`): the key is the object's identity
+rejection), cached by content (`pipeline.cache`): the key is the object's identity
 (`object_identity`) plus the sha256 of every file it read.
 
 Outcome dict: object_id, source, source_id, source_path, accepted (bool), rows (objects, joints,
@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from flows import manifests
-from flows.cache import ObjectCache, canonical_json, hash_inputs, sha256_hex
+from export import manifests
+from export.digests import canonical_json, sha256_hex
 from normalize import inputs as recorded_inputs
 from normalize.errors import AssetError
 from normalize.sources import Candidate
+from pipeline.cache import ObjectCache, hash_inputs
 
 logger = logging.getLogger("arena.build")
 
@@ -53,8 +54,9 @@ _FINGERPRINTED = (
     "verify",
     "taxonomy",
     "metric",
-    "flows/pipeline.py",
-    "flows/manifests.py",
+    "pipeline/chain.py",
+    "export/manifests.py",
+    "export/digests.py",
 )
 _REPO = Path(__file__).resolve().parents[1]
 

@@ -15,9 +15,9 @@ import math
 
 import numpy as np
 
-from flows.samples.design import Design, JointDesign, part_centred_frames
-from flows.samples.frames import inverse, matrix_euler_xyz, matrix_quat, nums
-from flows.samples.written import MeshTable, Quirks, Written
+from samples.design import Design, JointDesign, part_centred_frames
+from samples.frames import inverse, matrix_euler_xyz, matrix_quat, nums
+from samples.written import MeshTable, Quirks, Written
 
 MATERIALS = """<!-- Shared materials, included by the model file; not a model on its own. -->
 <mujoco>

@@ -8,16 +8,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from flows.samples.design import Design
-from flows.samples.frames import pose, rot_z
-from flows.samples.kinds import Sampler, build_design
-from flows.samples.mjcf import write_mjcf
-from flows.samples.partnet import write_partnet
-from flows.samples.plan import SOURCES, ObjectPlan
-from flows.samples.sdf import write_sdf
-from flows.samples.truth import truth_json, truth_record
-from flows.samples.urdf import partnet_frame_correction, write_urdf
-from flows.samples.written import Quirks
+from samples.design import Design
+from samples.frames import pose, rot_z
+from samples.kinds import Sampler, build_design
+from samples.mjcf import write_mjcf
+from samples.partnet import write_partnet
+from samples.plan import SOURCES, ObjectPlan
+from samples.sdf import write_sdf
+from samples.truth import truth_json, truth_record
+from samples.urdf import partnet_frame_correction, write_urdf
+from samples.written import Quirks
 
 # Design (z up) to a y-up file frame: x stays, z becomes y, y becomes -z.
 Y_UP = pose(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]]))

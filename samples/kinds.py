@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from flows.samples.design import Builder, Design
-from flows.samples.frames import rot_x, rot_z, rotation_to
+from samples.design import Builder, Design
+from samples.frames import rot_x, rot_z, rotation_to
 
 
 class Sampler:

@@ -5,5 +5,5 @@
 - `stats`: means and percentile bootstrap intervals over objects, paired differences.
 - `report`: the Table-4-style Markdown report.
 
-`flows.score` ties them together; see docs/scoring.md.
+`scoring.score` ties them together; see docs/scoring.md.
 """

@@ -2,7 +2,7 @@
 
 An object's result (its manifest rows or its rejection, plus its normalized object folder) is
 stored under a key made of the object's identity (candidate, source config, code and convention
-versions: see `flows.pipeline.object_identity`) and the sha256 of every file the object read
+versions: see `pipeline.chain.object_identity`) and the sha256 of every file the object read
 (recorded by `normalize.inputs`). A rebuild looks up the files the object read last time,
 re-hashes them and reuses the entry only when every digest matches, so editing one mesh
 recomputes exactly the objects that use it.
@@ -22,7 +22,6 @@ name first and are renamed into place, so a killed build leaves no half-written 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -31,6 +30,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from export.digests import canonical_json, sha256_file, sha256_hex
 
 FORMAT = 1
 MISSING = "missing"  # digest of an input that does not exist
@@ -51,24 +52,6 @@ def default_cache_dir() -> Path:
     else:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "articulate-arena"
-
-
-def canonical_json(value) -> bytes:
-    """Stable bytes of a JSON value (sorted keys, no spaces); NaN and inf are kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """sha256 of a file's content, read in blocks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def input_digest(path: str | os.PathLike) -> str:
@@ -239,7 +222,7 @@ class ObjectCache:
     ) -> None:
         """Store an outcome and (for accepted objects) a copy of its object folder: `files` is
         the sha256 of each file under `object_dir` by relative name, as the caller computed
-        them (`flows.manifests.folder_digests`); empty for a rejection. A lookup checks every
+        them (`export.manifests.folder_digests`); empty for a rejection. A lookup checks every
         stored file against its digest."""
         key = entry_key(identity, inputs)
         final = self._entry_dir(key)

@@ -15,9 +15,9 @@ import math
 
 import numpy as np
 
-from flows.samples.design import Design, JointDesign, link_inertial, part_centred_frames
-from flows.samples.frames import inverse, matrix_rpy, nums, pose
-from flows.samples.written import MeshTable, Quirks, Written
+from samples.design import Design, JointDesign, link_inertial, part_centred_frames
+from samples.frames import inverse, matrix_rpy, nums, pose
+from samples.written import MeshTable, Quirks, Written
 
 
 def _pose(transform: np.ndarray, indent: str, relative_to: str | None = None) -> str:

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from flows.scoring.objects import Kinematics
 from metric import (
     ComponentScores,
     JointParameters,
@@ -40,6 +39,7 @@ from metric import (
     split_norm,
     tree_distance,
 )
+from scoring.objects import Kinematics
 
 #: Thresholds of the prior protocol's success indicator (Articulate-Anything).
 TAU_AXIS = 0.25  # rad

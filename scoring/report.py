@@ -52,8 +52,8 @@ def _best(methods: dict, key: str, direction: str) -> float | None:
 
 
 def report_markdown(summary: dict, metrics) -> str:
-    """The Markdown report of a summary (see flows.score.build_summary); `metrics` is
-    flows.score.METRICS (key, label, unit, better direction)."""
+    """The Markdown report of a summary (see scoring.score.build_summary); `metrics` is
+    scoring.score.METRICS (key, label, unit, better direction)."""
     methods = summary["methods"]
     settings = summary["settings"]
     release = summary["release"]

@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 
-from flows.samples.design import Design, JointDesign
+from samples.design import Design, JointDesign
 
 
 def twist(joint: JointDesign) -> list[float]:

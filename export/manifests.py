@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from flows.cache import sha256_file, sha256_hex
+from export.digests import sha256_file, sha256_hex
 from normalize.convention import rest_bounds
 from normalize.model import ArticulatedObject, Geometry
 

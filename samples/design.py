@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from flows.samples.frames import AXES, pose, rotation_to
+from samples.frames import AXES, pose, rotation_to
 
 DENSITY = 600.0  # kg/m^3, for the inertials written into URDF and SDF files
 

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from flows.scoring.compare import break_ties, edit_script, match_trees
-from flows.scoring.objects import Kinematics, kinematics, read_any
 from metric import Joints, joint_distance, kinetic_norms, split_norm
 from normalize.errors import AssetError
+from scoring.compare import break_ties, edit_script, match_trees
+from scoring.objects import Kinematics, kinematics, read_any
 
 NORMS = ("split", "kinetic")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from flows.samples.design import Design
-from flows.samples.urdf import partnet_model_id, write_urdf
-from flows.samples.written import Quirks, Written
+from samples.design import Design
+from samples.urdf import partnet_model_id, write_urdf
+from samples.written import Quirks, Written
 
 # PartNet's joint kinds in semantics.txt, by the type of the link's parent joint.
 SEMANTIC_KIND = {

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from flows.samples.design import JointDesign
-from flows.samples.meshes import obj_text
+from samples.design import JointDesign
+from samples.meshes import obj_text
 
 
 @dataclass(frozen=True)

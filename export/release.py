@@ -29,8 +29,8 @@ import pyarrow.parquet as pq
 import yaml
 
 import schemas
-from flows.cache import sha256_file
-from flows.manifests import TABLES, checksum_lines, digest_listing
+from export.digests import sha256_file
+from export.manifests import TABLES, checksum_lines, digest_listing
 
 RELEASE_FORMAT = "articulate-arena-release/1"
 RELEASE_JSON = "release.json"

@@ -1,0 +1,159 @@
+"""The `arena build` and `arena score` commands: check the options, run the stage functions
+(without Prefect for `--runner local`, or a score without a configured server) or their Prefect
+flows, print the summary and return the exit code. Prefect is imported only when a flow runs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from export import release
+from normalize.sources import load_sources, overrides_file
+from pipeline.build import (
+    BuildConfig,
+    BuildError,
+    BuildResult,
+    build_locally,
+    category_overrides_for,
+)
+from pipeline.cache import default_cache_dir
+from samples.generate import demo_library
+from scoring import score
+
+RUNNERS = ("process", "dask", "local")
+DEPRECATED_RUNNERS = {"thread": "process"}  # old name -> its name now
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+
+
+def _fail(command: str, message: str, code: int) -> int:
+    print(f"arena {command}: {message}", file=sys.stderr)
+    return code
+
+
+def build_release(config: BuildConfig) -> BuildResult:
+    """Build a release as configured: Prefect flows unless `config.runner == "local"`."""
+    from flows.progress import BuildProgress
+
+    progress = BuildProgress(live=config.live)
+    if config.runner == "local":
+        return build_locally(config, progress)
+    called = time.perf_counter()
+    from flows.build import build_flow, local_dask_cluster, prefect_api
+
+    with prefect_api():
+        if config.runner == "dask" and config.dask_address is None:
+            with local_dask_cluster(config.workers) as address:
+                return build_flow(config, called, address, progress)
+        return build_flow(config, called, config.dask_address, progress)
+
+
+def build_command(
+    *,
+    sources: Path | None,
+    out: Path,
+    version: str | None,
+    previous: Path | None,
+    batch_size: int,
+    workers: int,
+    runner: str,
+    dask_address: str | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    overrides: Path | None = None,
+) -> int:
+    """`arena build`: exit 0 on success, 1 when the build fails, 2 on a usage error (bad
+    sources file, options or --previous), 3 when another build holds --out."""
+    if runner in DEPRECATED_RUNNERS:
+        print(
+            f"arena build: --runner {runner} is deprecated, use --runner "
+            f"{DEPRECATED_RUNNERS[runner]} (the batches run in worker processes)",
+            file=sys.stderr,
+        )
+        runner = DEPRECATED_RUNNERS[runner]
+    if runner not in RUNNERS:
+        return _fail(
+            "build", f"--runner must be one of {', '.join(RUNNERS)}, not {runner!r}", EXIT_USAGE
+        )
+    if batch_size < 1 or workers < 1:
+        return _fail("build", "--batch-size and --workers must be at least 1", EXIT_USAGE)
+    if dask_address and runner != "dask":
+        return _fail("build", "--dask-address needs --runner dask", EXIT_USAGE)
+    cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
+    if sources is None:
+        sources = demo_library(cache_root)
+    try:
+        configs = load_sources(sources)
+        category_overrides = category_overrides_for(configs, overrides or overrides_file(sources))
+        if previous is not None:
+            release.read_release(previous)
+        release.check_out(out)
+    except (release.ReleaseError, ValueError) as exc:  # SourcesFileError, TaxonomyError...
+        return _fail("build", str(exc), EXIT_USAGE)
+    config = BuildConfig(
+        sources=configs,
+        out=Path(out),
+        version=version or release.default_version(),
+        previous=previous,
+        batch_size=batch_size,
+        workers=workers,
+        runner=runner,
+        dask_address=dask_address,
+        cache_dir=None if no_cache else cache_root,
+        overrides=category_overrides,
+    )
+    try:
+        result = build_release(config)
+    except release.BuildLocked as exc:
+        return _fail("build", str(exc), EXIT_LOCKED)
+    except (BuildError, release.ReleaseError) as exc:
+        return _fail("build", f"FAILED, nothing was published: {exc}", EXIT_FAILED)
+    print(result.summary())
+    return EXIT_OK
+
+
+def score_command(
+    *,
+    release: Path,
+    preds: Sequence[str],
+    out: Path,
+    subset: str = "eval200",
+    alpha: float = 1.0,
+    kappa: float = math.pi,
+    bootstrap: int = 10000,
+    seed: int = 0,
+    workers: int = 1,
+    prefect: bool | None = None,
+) -> int:
+    """`arena score`: exit 0 when the outputs are written, 2 on unusable inputs. `prefect`:
+    run as a Prefect flow (None: only when PREFECT_API_URL names a server)."""
+    try:
+        predictions = score.parse_predictions(preds)
+        score.Settings(
+            subset=subset, alpha=alpha, kappa=kappa, bootstrap=bootstrap, seed=seed
+        ).check()
+        if not (Path(release) / "manifest" / "objects.parquet").is_file():
+            raise score.ScoreError(f"{release} is not a release (no manifest/objects.parquet)")
+        if workers < 1:
+            raise score.ScoreError(f"--workers must be at least 1, got {workers}")
+    except score.ScoreError as exc:
+        return _fail("score", str(exc), EXIT_USAGE)
+    options = dict(
+        subset=subset, alpha=alpha, kappa=kappa, bootstrap=bootstrap, seed=seed, workers=workers
+    )
+    use_flow = bool(os.environ.get("PREFECT_API_URL")) if prefect is None else prefect
+    try:
+        if use_flow:
+            from flows.score import score_flow
+
+            result = score_flow(release, predictions, out, **options)
+        else:
+            result = score.score_release(release, predictions, out, **options)
+    except score.ScoreError as exc:
+        return _fail("score", str(exc), EXIT_FAILED)
+    print(result.text())
+    return EXIT_OK

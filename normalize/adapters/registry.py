@@ -1,0 +1,27 @@
+"""The adapter registry: format name -> adapter instance, filled by `@register`."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from normalize.model import ArticulatedObject
+from normalize.sources import Candidate, SourceConfig
+
+
+class Adapter(Protocol):
+    format: str
+
+    def discover(self, source: SourceConfig) -> list[Candidate]:
+        """Every candidate object of the source (any order; callers sort)."""
+
+    def load(self, candidate: Candidate) -> ArticulatedObject:
+        """The raw object of one candidate, in the source frame; raises AssetError."""
+
+
+ADAPTERS: dict[str, Adapter] = {}
+
+
+def register(cls):
+    """Class decorator: instantiate and register an adapter under its `format`."""
+    ADAPTERS[cls.format] = cls()
+    return cls

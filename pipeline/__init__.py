@@ -1,0 +1,8 @@
+"""The build without Prefect: the per-object chain of stages, its cache, and the whole build.
+
+- `chain`: one object through normalize -> verify -> taxonomy -> manifest rows, cached.
+- `cache`: the content-keyed object cache.
+- `build`: discovery, batches, worker processes, accounting, assembly and publish.
+
+`flows` orchestrates these same functions as Prefect flows and tasks.
+"""

@@ -1,0 +1,405 @@
+"""The release build without Prefect: discover each source, take unchanged objects from the
+cache, compute the others in batches (in worker processes when --workers > 1), check that every
+discovered object is accounted for, assemble the release (`export.assemble`) and publish it.
+
+    run_build(config, run_sources, called, progress)
+      run_sources(settings, progress)     every source's SourceRun: `run_source` per source,
+                                          computing misses with `compute_locally` (threads)
+                                          or with a Prefect subflow (`flows.build`)
+      check_accounting                    discovered == accepted + rejected, per source
+      export.assemble.assemble_release    manifests, card, changelog, checksums
+      export.release.publish              rename the staging folder to --out
+
+`build_locally(config)` is the whole build without Prefect (`arena build --runner local`);
+`flows.build` runs the same steps as Prefect flows and tasks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import multiprocessing
+import os
+import shutil
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from export import release
+from export.assemble import assemble_release
+from normalize.sources import Candidate, SourceConfig, discover
+from pipeline import chain
+from pipeline.cache import ObjectCache
+from pipeline.chain import BatchSettings
+
+MAX_BATCHES_PER_SOURCE = 64
+LOOKUP_THREADS = 4  # threads hashing files for cache lookups
+LOOKUPS_IN_WORKERS = 1000  # a source this large is looked up by the worker processes
+LOOKUP_CHUNK = 500  # at most this many candidates per lookup job of a worker process
+
+
+class BuildError(RuntimeError):
+    """The build cannot produce a release (a source cannot be read, a stage crashed...)."""
+
+
+class AccountingError(BuildError):
+    """discovered != accepted + rejected for some source: an object was lost or counted twice."""
+
+
+@dataclass
+class BuildConfig:
+    """Everything a build needs. `cache_dir` None disables the cache."""
+
+    sources: list[SourceConfig]
+    out: Path
+    version: str
+    previous: Path | None = None
+    batch_size: int = 64
+    workers: int = 2
+    runner: str = "process"
+    dask_address: str | None = None
+    cache_dir: Path | None = None
+    overrides: dict[str, str] = field(default_factory=dict)
+    live: bool | None = None  # progress display; None: only on a terminal
+
+
+@dataclass
+class SourceRun:
+    """What one source produced: its candidates' outcomes and how long it took."""
+
+    source: SourceConfig
+    discovered: list[str]  # object ids, sorted
+    outcomes: list[dict]
+    seconds: float = 0.0
+    discover_seconds: float = 0.0
+
+
+@dataclass
+class BuildResult:
+    """What a finished build wrote (`info` is its release.json) and how long each part took."""
+
+    out: Path
+    version: str
+    content_hash: str
+    info: dict
+    cached: int
+    computed: list[str]  # object ids computed by this build (the others came from the cache)
+    internal_errors: list[str]
+    seconds: dict[str, float]
+    source_seconds: dict[str, float] = field(default_factory=dict)
+    # Seconds per stage summed over objects (CPU-ish time across workers: see
+    # pipeline.chain), plus discover and assemble.
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        c = self.info["counts"]
+        status = ", ".join(f"{k} {v}" for k, v in sorted(c["by_status"].items()))
+        lines = [
+            f"Release {self.version} written to {self.out}",
+            f"  {c['discovered']} discovered, {c['accepted']} accepted ({status}), "
+            f"{c['rejected']} rejected; {self.cached} objects reused from the cache",
+            f"  {c['moving_joints']} moving joints, {len(c['by_supercategory'])} supercategories, "
+            f"{c['eval200']} objects in eval200, {c['needs_review']} categories to review",
+        ]
+        for s in self.info["sources"]:
+            lines.append(
+                f"    {s['name']:<28} {s['accepted']:>6} accepted {s['rejected']:>6} rejected"
+            )
+        if self.internal_errors:
+            lines.append(
+                f"  WARNING: {len(self.internal_errors)} objects hit an internal error "
+                f"(code internal.error in rejects.parquet): {', '.join(self.internal_errors[:5])}"
+            )
+        s = self.seconds
+        lines.append(
+            f"  {s['total']:.1f} s in all ({s.get('orchestrator_start', 0.0):.1f} s starting "
+            f"Prefect), {c['discovered'] / max(s['total'], 1e-9):.1f} objects/s; "
+            f"content hash {self.content_hash[:16]}"
+        )
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- batches and workers
+class WorkerPool:
+    """`workers` spawned processes (never forked, no Prefect inside) for the stages, started
+    on first use: a build whose objects all come from the cache never starts them."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def _executor(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(
+                    self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=chain.exit_with_parent,
+                    initargs=(os.getpid(),),
+                )
+            return self._pool
+
+    def compute(self, misses: list[Candidate], settings: BatchSettings) -> list[dict]:
+        return self._executor().submit(chain.compute_batch, misses, settings).result()
+
+    def lookup(self, candidates: list[Candidate], settings: BatchSettings) -> list[dict | None]:
+        """Cache lookups of many candidates, in chunks across the worker processes."""
+        size = max(1, min(LOOKUP_CHUNK, math.ceil(len(candidates) / (4 * self.workers))))
+        chunks = [candidates[i : i + size] for i in range(0, len(candidates), size)]
+        executor = self._executor()
+        futures = [executor.submit(chain.lookup_batch, chunk, settings) for chunk in chunks]
+        return [outcome for future in futures for outcome in future.result()]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+
+_POOL: WorkerPool | None = None  # the worker processes of the running build, if any
+
+
+def plan_batches(candidates: list[Candidate], batch_size: int, workers: int) -> list[list]:
+    """Consecutive batches of at most `batch_size` objects, at least `workers` batches when
+    there are enough objects (so small sources still use every worker), and at most
+    MAX_BATCHES_PER_SOURCE (a huge source gets bigger batches rather than thousands of task
+    runs, which the temporary Prefect server handles badly)."""
+    if not candidates:
+        return []
+    n_batches = max(math.ceil(len(candidates) / batch_size), min(workers, len(candidates)))
+    n_batches = min(n_batches, MAX_BATCHES_PER_SOURCE)
+    size = math.ceil(len(candidates) / n_batches)
+    return [candidates[i : i + size] for i in range(0, len(candidates), size)]
+
+
+def split_cached(
+    candidates: list[Candidate], settings: BatchSettings, threads: int
+) -> tuple[list[dict], list[Candidate]]:
+    """(outcomes found in the cache, candidates to compute); cached objects never become
+    Prefect tasks. A lookup reads and hashes files, in Python mostly: a large source is looked
+    up by the worker processes (on every core: 20,000 warm objects took 43 s in threads), a
+    small one in a few threads here (starting the workers would cost more)."""
+    if settings.cache_dir is None:
+        return [], list(candidates)
+    if _POOL is not None and len(candidates) >= LOOKUPS_IN_WORKERS:
+        found = _POOL.lookup(candidates, settings)
+    else:
+        cache = ObjectCache(settings.cache_dir)
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            found = list(pool.map(lambda c: chain.cached_outcome(c, settings, cache), candidates))
+    hits = [o for o in found if o is not None]
+    misses = [c for c, o in zip(candidates, found, strict=True) if o is None]
+    return hits, misses
+
+
+def run_batch(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
+    """Compute one batch of cache misses: in the build's worker processes when it has them,
+    else here (a Dask worker, or a build with one worker)."""
+    if _POOL is not None:
+        return _POOL.compute(batch, settings)
+    return chain.compute_batch(batch, settings)
+
+
+@contextlib.contextmanager
+def worker_pool(config: BuildConfig):
+    """Worker processes for the thread and local runners when --workers > 1 (Dask workers
+    are the pool of the dask runner)."""
+    global _POOL
+    if config.workers <= 1 or config.runner == "dask":
+        yield
+        return
+    _POOL = WorkerPool(config.workers)
+    try:
+        yield
+    finally:
+        _POOL.close()
+        _POOL = None
+
+
+DISCOVERY_ATTEMPTS = 3
+
+
+def _discover(source: SourceConfig) -> list[Candidate]:
+    """Every candidate of a source; a source that cannot be read fails the build (a release
+    silently missing a whole library would be worse than no new release)."""
+    if not source.path.is_dir():
+        raise BuildError(f"source {source.name!r}: folder {source.path} does not exist")
+    try:
+        for attempt in range(DISCOVERY_ATTEMPTS):
+            try:
+                return discover(source)
+            except OSError:
+                if attempt + 1 == DISCOVERY_ATTEMPTS:
+                    raise
+                time.sleep(1.0)  # transient I/O (network file systems): try again
+    except OSError as exc:
+        raise BuildError(
+            f"source {source.name!r}: cannot read {source.path}: {exc.strerror or exc}"
+        ) from exc
+    except Exception as exc:
+        raise BuildError(f"source {source.name!r}: discovery failed: {exc}") from exc
+
+
+def count_finished(progress, source: SourceConfig, outcomes: list[dict]) -> None:
+    accepted = sum(o["accepted"] for o in outcomes)
+    cached = sum(o["cached"] for o in outcomes)
+    progress.finished(source.name, accepted, len(outcomes) - accepted, cached)
+
+
+def run_source(source: SourceConfig, settings: BatchSettings, progress, compute):
+    """Discover one source, take what the cache has and `compute(source, misses)` the rest (a
+    Prefect subflow, or threads without Prefect); a fully cached source computes nothing."""
+    started = time.perf_counter()
+    candidates = _discover(source)
+    discovered = time.perf_counter()
+    release.pause_point("discover")
+    progress.discovered(source.name, len(candidates))
+    outcomes, misses = split_cached(candidates, settings, LOOKUP_THREADS)
+    count_finished(progress, source, outcomes)
+    if misses:
+        outcomes.extend(compute(source, misses))
+    return SourceRun(
+        source,
+        [c.object_id for c in candidates],
+        outcomes,
+        time.perf_counter() - started,
+        discovered - started,
+    )
+
+
+def compute_locally(config: BuildConfig, settings: BatchSettings, progress):
+    """Compute cache misses in threads (each hands its batch to the worker pool), no Prefect."""
+
+    def compute(source: SourceConfig, misses: list[Candidate]) -> list[dict]:
+        outcomes: list[dict] = []
+        batches = plan_batches(misses, config.batch_size, config.workers)
+        with ThreadPoolExecutor(max_workers=config.workers) as threads:
+            for batch in threads.map(lambda b: run_batch(b, settings), batches):
+                count_finished(progress, source, batch)
+                outcomes.extend(batch)
+        return outcomes
+
+    return compute
+
+
+# --------------------------------------------------------------------------- the build
+class NoProgress:
+    """The progress display of a build nobody watches (`flows.progress` draws one)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def discovered(self, source: str, n: int) -> None:
+        pass
+
+    def finished(self, source: str, accepted: int, rejected: int, cached: int = 0) -> None:
+        pass
+
+
+def run_build(config: BuildConfig, run_sources, called: float, progress=None) -> BuildResult:
+    """Lock --out, process every source into a staging folder, assemble, publish.
+    `run_sources(settings, progress)` returns the SourceRun of every source, in order;
+    `called`: when the build was asked for (time.perf_counter), to time Prefect's start-up;
+    `progress`: a display with discovered/finished counters (a context manager)."""
+    started = time.perf_counter()
+    seconds = {"orchestrator_start": started - called}
+    out = config.out.absolute()
+    with release.build_lock(out):
+        release.recover(out)
+        release.check_out(out)
+        staging = release.new_staging(out)
+        try:
+            settings = BatchSettings(
+                staging=staging,
+                cache_dir=config.cache_dir,
+                overrides=tuple(sorted(config.overrides.items())),
+                versions=chain.current_versions(),
+            )
+            (staging / "objects").mkdir()
+            with progress or NoProgress() as shown, worker_pool(config):
+                runs = run_sources(settings, shown)
+            seconds["objects"] = time.perf_counter() - started
+            t = time.perf_counter()
+            check_accounting(runs)
+            info, content = assemble_release(
+                staging, runs, config.version, config.previous, dict(settings.versions)
+            )
+            seconds["assemble"] = time.perf_counter() - t
+            release.publish(staging, out)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    outcomes = [o for run in runs for o in run.outcomes]
+    stages = Counter({"discover": sum(run.discover_seconds for run in runs)})
+    for o in outcomes:
+        stages.update({k: v for k, v in o["seconds"].items() if k != "total"})
+    seconds["stages"] = sum(v for k, v in stages.items() if k != "discover")
+    seconds["total"] = time.perf_counter() - called
+    return BuildResult(
+        out=out,
+        version=config.version,
+        content_hash=content,
+        info=info,
+        cached=sum(o["cached"] for o in outcomes),
+        computed=sorted(o["object_id"] for o in outcomes if not o["cached"]),
+        internal_errors=sorted(o["object_id"] for o in outcomes if o["internal_error"]),
+        seconds=seconds,
+        source_seconds={run.source.name: run.seconds for run in runs},
+        stage_seconds={**dict(sorted(stages.items())), "assemble": seconds["assemble"]},
+    )
+
+
+def build_locally(config: BuildConfig, progress=None) -> BuildResult:
+    """The whole build in this process and its worker processes, without Prefect."""
+    called = time.perf_counter()
+
+    def run_sources(settings, shown) -> list[SourceRun]:
+        compute = compute_locally(config, settings, shown)
+        return [run_source(s, settings, shown, compute) for s in config.sources]
+
+    return run_build(config, run_sources, called, progress)
+
+
+def check_accounting(runs: list[SourceRun]) -> None:
+    """Every discovered object has exactly one outcome, per source; raise otherwise."""
+    problems = []
+    for run in runs:
+        seen = Counter(o["object_id"] for o in run.outcomes)
+        accepted = sum(o["accepted"] for o in run.outcomes)
+        rejected = len(run.outcomes) - accepted
+        missing = sorted(set(run.discovered) - set(seen))
+        extra = sorted(set(seen) - set(run.discovered))
+        twice = sorted(i for i, n in seen.items() if n > 1)
+        if len(run.discovered) != accepted + rejected or missing or extra or twice:
+            problems.append(
+                f"source {run.source.name}: discovered {len(run.discovered)} != accepted "
+                f"{accepted} + rejected {rejected}"
+                + (f"; without outcome: {missing[:5]}" if missing else "")
+                + (f"; not discovered: {extra[:5]}" if extra else "")
+                + (f"; counted twice: {twice[:5]}" if twice else "")
+            )
+    if problems:
+        raise AccountingError("accounting failed:\n  " + "\n  ".join(problems))
+
+
+def category_overrides_for(configs: list[SourceConfig], path: Path | None) -> dict[str, str]:
+    """The curators' overrides file (object_id -> category), after checking that it and every
+    source's own `overrides` name categories of the taxonomy (a TaxonomyError otherwise)."""
+    from taxonomy import TaxonomyError, load_overrides, load_taxonomy
+
+    taxonomy = load_taxonomy()
+    for source in configs:
+        unknown = sorted(set(source.overrides.values()) - set(taxonomy.categories))
+        if unknown:
+            raise TaxonomyError(
+                f"source {source.name!r} overrides name categories not in taxonomy "
+                f"{taxonomy.version}: {', '.join(unknown)}",
+                code="overrides.unknown_category",
+            )
+    return load_overrides(path, taxonomy) if path is not None else {}
