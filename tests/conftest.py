@@ -24,7 +24,7 @@ def corpus() -> Path:
     """Root of the shared real-data corpus (PROVENANCE.md lists its libraries). Without it the
     test is skipped (a fresh clone has no corpus), or fails when ARENA_REQUIRE_CORPUS=1."""
     if not (CORPUS / "PROVENANCE.md").is_file():
-        reason = f"needs the shared corpus, missing at {CORPUS} (CI provides it beside the checkout)"
+        reason = f"needs the shared corpus, missing at {CORPUS} (CI has it beside the checkout)"
         if REQUIRE_CORPUS:
             pytest.fail(reason + "; ARENA_REQUIRE_CORPUS=1 forbids skipping")
         pytest.skip(reason)
