@@ -279,6 +279,33 @@ def test_command_usage_errors(sample_library, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+def test_the_old_runner_name_still_works_and_says_it_is_deprecated(
+    sample_library, tmp_path, capsys
+):
+    # batch size 0 stops the command after the runner is read, before any build starts
+    assert command(sample_library, tmp_path / "o", runner="thread", batch_size=0) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "--runner thread is deprecated, use --runner process" in err
+    assert "--batch-size and --workers must be at least 1" in err
+
+
+def test_arena_version_names_the_project_convention_and_taxonomy_versions():
+    from importlib.metadata import version
+
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from normalize.convention import CONVENTION_VERSION
+    from taxonomy.data import load_taxonomy
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == (
+        f"arena {version('articulate-arena-pipeline')} (convention {CONVENTION_VERSION}, "
+        f"taxonomy {load_taxonomy().version})"
+    )
+
+
 def test_command_refuses_a_locked_out_and_builds_otherwise(sample_library, tmp_path, capsys):
     out = tmp_path / "release"
     with release.build_lock(out):
