@@ -422,12 +422,17 @@ class Canonical:
     changes: list[Change]
 
 
-def check_meshes(obj: ArticulatedObject, root: Path | None) -> None:
-    """Load every mesh the object uses (raises `mesh.missing` / `mesh.corrupt`)."""
+def check_meshes(obj: ArticulatedObject, root: Path | None) -> list[Change]:
+    """Load every mesh the object uses (raises `mesh.missing` / `mesh.corrupt`); returns what
+    reading them changed or noted (`mesh.unit_scaled`, `texture.missing`, ...), once per file."""
+    changes: dict[tuple[str, str], Change] = {}
     for link in obj.links:
         for g in (*link.visuals, *link.collisions):
             if g.kind == "mesh":
-                load_mesh(Path(g.filename), root=root, element=f"link {link.name}")
+                mesh = load_mesh(Path(g.filename), root=root, element=f"link {link.name}")
+                for change in mesh.changes(element=f"file {Path(g.filename).name}"):
+                    changes.setdefault((change.code, change.message), change)
+    return list(changes.values())
 
 
 def canonicalize(
@@ -440,8 +445,7 @@ def canonicalize(
 ) -> Canonical:
     """Apply the representation rules of the convention to `reference` (see module docstring).
     `root` confines the resources meshes may load (GLTF buffers)."""
-    check_meshes(reference, root)
-    changes = []
+    changes = check_meshes(reference, root)
     if up_axis != "z":
         changes.append(
             Change(

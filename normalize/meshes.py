@@ -31,6 +31,7 @@ import functools
 import hashlib
 import io
 import json
+import logging
 import math
 import os
 import re
@@ -84,6 +85,11 @@ class Mesh:
     sha256: str
     vertices: np.ndarray
     faces: np.ndarray
+    notes: tuple[tuple[str, str], ...] = ()
+
+    def changes(self, element: str | None = None) -> list[Change]:
+        """The notes taken while reading the file, as recorded changes."""
+        return [Change(code, message, element=element) for code, message in self.notes]
 
     @property
     def nbytes(self) -> int:
@@ -169,19 +175,20 @@ def _disk_write(path: Path | None, body: bytes) -> None:
             tmp.unlink()
 
 
-def _stored_arrays(sha: str) -> tuple[np.ndarray, np.ndarray] | None:
+def _stored_arrays(sha: str) -> tuple[np.ndarray, np.ndarray, tuple] | None:
     body = _disk_read(_disk_path(sha, ".npz"))
     if body is None:
         return None
     with np.load(io.BytesIO(body), allow_pickle=False) as stored:
-        return stored["vertices"], stored["faces"]
+        notes = tuple(tuple(note) for note in json.loads(str(stored["notes"])))
+        return stored["vertices"], stored["faces"], notes
 
 
-def _store_arrays(sha: str, vertices: np.ndarray, faces: np.ndarray) -> None:
+def _store_arrays(sha: str, vertices: np.ndarray, faces: np.ndarray, notes: tuple) -> None:
     path = _disk_path(sha, ".npz")
     if path is not None:
         buffer = io.BytesIO()
-        np.savez(buffer, vertices=vertices, faces=faces)
+        np.savez(buffer, vertices=vertices, faces=faces, notes=np.array(json.dumps(notes)))
         _disk_write(path, buffer.getvalue())
 
 
@@ -316,21 +323,23 @@ def read_mesh_bytes(path: Path, element: str | None = None, what: str = "mesh fi
 
 
 class _ConfinedResolver(trimesh.resolvers.Resolver):
-    """Lets a GLTF read its buffers and images only from beside it, inside `root`."""
+    """Lets a GLTF or COLLADA file read its buffers and images only from beside it, inside
+    `root`."""
 
     def __init__(self, path: Path, root: Path):
         self.path, self.root = path, root
 
     def get(self, name):
         target = self.path.parent / name
+        kind = self.path.suffix[1:].upper()
         if not is_inside(target, self.root) or not target.is_file():
             raise AssetError(
-                f"GLTF resource {name!r} is missing or outside the source root",
+                f"{kind} resource {name!r} is missing or outside the source root",
                 code="mesh.corrupt",
                 stage="mesh",
                 path=str(self.path),
             )
-        return read_mesh_bytes(target, what="GLTF resource")
+        return read_mesh_bytes(target, what=f"{kind} resource")
 
     def write(self, name, data):
         raise NotImplementedError("read-only resolver")
@@ -342,23 +351,129 @@ class _ConfinedResolver(trimesh.resolvers.Resolver):
         return []
 
 
-def _parse(data: bytes, path: Path, root: Path | None) -> tuple[np.ndarray, np.ndarray]:
+class _LibraryLog(logging.Handler):
+    """What trimesh logs. While a thread parses a mesh (`capture`), its warnings and the
+    failures it logs with a traceback are kept, to become the mesh's notes (recorded changes)
+    instead of tracebacks on stderr; outside a parse, warnings go on as one line to this
+    module's logger, without the traceback."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.local = threading.local()
+
+    @contextmanager
+    def capture(self) -> Iterator[list[logging.LogRecord]]:
+        records: list[logging.LogRecord] = []
+        self.local.records = records
+        try:
+            yield records
+        finally:
+            self.local.records = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        records = getattr(self.local, "records", None)
+        if records is not None:
+            if record.levelno >= logging.WARNING or record.exc_info:
+                records.append(record)
+        elif record.levelno >= logging.WARNING:
+            _log.warning("trimesh: %s", record.getMessage())
+
+
+_log = logging.getLogger(__name__)
+_library_log = _LibraryLog()
+_trimesh_log = logging.getLogger("trimesh")
+_trimesh_log.addHandler(_library_log)
+_trimesh_log.setLevel(logging.DEBUG)  # its texture failures are logged at debug level
+_trimesh_log.propagate = False
+
+_TEXTURE_WORDS = re.compile(r"texture|bumpmap|image", re.IGNORECASE)
+
+
+def _log_notes(records: list[logging.LogRecord], path: Path) -> list[tuple[str, str]]:
+    """(code, message) for each thing trimesh logged while reading `path`: `texture.missing`
+    for a texture it could not load, `mesh.loader_warning` for anything else."""
+    notes = []
+    for record in records:
+        message = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            message += f" ({type(exc).__name__}: {exc})"
+        code = "texture.missing" if _TEXTURE_WORDS.search(message) else "mesh.loader_warning"
+        what = "its material lost the texture" if code == "texture.missing" else "trimesh"
+        notes.append((code, f"{path.name}: {what}: {message}"))
+    return list(dict.fromkeys(notes))
+
+
+# --------------------------------------------------------------------------------- units
+_COLLADA_ASSET = re.compile(rb"<asset\b.*?</asset>", re.DOTALL)
+_COLLADA_UNIT = re.compile(rb"<unit\b[^>]*?\bmeter\s*=\s*[\"']([^\"']*)[\"']")
+_COLLADA_UP = re.compile(rb"<up_axis>\s*([^<\s]*)\s*</up_axis>")
+
+
+def _collada_units(data: bytes, path: Path, element: str | None):
+    """(metres per unit, notes) from a COLLADA file's <asset>: `<unit meter>` (default 1) is
+    applied as Gazebo and RViz apply it; `<up_axis>` is not (neither applies it), noted
+    `mesh.up_axis_ignored` when it is not Z_UP."""
+    asset = _COLLADA_ASSET.search(data)
+    if asset is None:
+        return 1.0, []
+    notes = []
+    unit = _COLLADA_UNIT.search(asset.group(0))
+    meter = 1.0
+    if unit is not None:
+        text = unit.group(1).decode("utf-8", "replace").strip()
+        try:
+            meter = float(text)
+        except ValueError:
+            meter = math.nan
+        if not (math.isfinite(meter) and meter > 0):
+            raise _corrupt(path, f"<unit meter={text!r}> is not a positive number", element)
+        if meter != 1.0:
+            notes.append(
+                (
+                    "mesh.unit_scaled",
+                    f'{path.name}: COLLADA <unit meter="{text}"> applied: vertices scaled by '
+                    f"{meter!r} to metres",
+                )
+            )
+    up = _COLLADA_UP.search(asset.group(0))
+    if up is not None and up.group(1) != b"Z_UP":
+        notes.append(
+            (
+                "mesh.up_axis_ignored",
+                f"{path.name}: COLLADA <up_axis> {up.group(1).decode('utf-8', 'replace')} is not "
+                "applied (Gazebo and RViz ignore it): vertices kept as written",
+            )
+        )
+    return meter, notes
+
+
+def _parse(
+    data: bytes, path: Path, root: Path | None, element: str | None = None
+) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, str], ...]]:
+    """(vertices in metres, faces, notes) of a mesh file's bytes."""
     suffix = path.suffix.lower()
     kwargs: dict = {"file_type": suffix[1:], "process": False}
     if suffix in (".obj", ".glb", ".gltf"):
         kwargs["skip_materials"] = True
-    if suffix == ".gltf":
+    if suffix in (".gltf", ".dae"):
         kwargs["resolver"] = _ConfinedResolver(path, root or path.parent)
-    scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
-    meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh)]
+    meter, notes = _collada_units(data, path, element) if suffix == ".dae" else (1.0, [])
+    with _library_log.capture() as records:
+        scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
+        meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh)]
+    notes = tuple(notes + _log_notes(records, path))
     if not meshes:
-        return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
+        return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), notes
     vertices, faces, offset = [], [], 0
     for mesh in meshes:
         vertices.append(np.asarray(mesh.vertices, dtype=float))
         faces.append(np.asarray(mesh.faces, dtype=np.int64) + offset)
         offset += len(mesh.vertices)
-    return np.concatenate(vertices), np.concatenate(faces)
+    vertices = np.concatenate(vertices)
+    if meter != 1.0:
+        vertices = vertices * meter
+    return vertices, np.concatenate(faces), notes
 
 
 def load_mesh(path: Path, *, root: Path | None = None, element: str | None = None) -> Mesh:
@@ -382,10 +497,10 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
             return cached
         stored = _stored_arrays(sha)
         if stored is not None:
-            vertices, faces = stored
+            vertices, faces, notes = stored
         else:
             try:
-                vertices, faces = _parse(data, path, root)
+                vertices, faces, notes = _parse(data, path, root, element)
             except AssetError:
                 raise
             except Exception as exc:  # trimesh raises many kinds on bad input
@@ -397,10 +512,10 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
         if faces.min() < 0 or faces.max() >= len(vertices):
             raise _corrupt(path, "faces refer to vertices that do not exist", element)
         if stored is None:
-            _store_arrays(sha, vertices, faces)
+            _store_arrays(sha, vertices, faces, notes)
         vertices.setflags(write=False)
         faces.setflags(write=False)
-        return _store(Mesh(sha, vertices, faces))
+        return _store(Mesh(sha, vertices, faces, notes))
 
 
 def _cached(sha: str) -> Mesh | None:
