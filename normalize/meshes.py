@@ -323,23 +323,21 @@ def read_mesh_bytes(path: Path, element: str | None = None, what: str = "mesh fi
 
 
 class _ConfinedResolver(trimesh.resolvers.Resolver):
-    """Lets a GLTF or COLLADA file read its buffers and images only from beside it, inside
-    `root`."""
+    """Lets a GLTF read its buffers and images only from beside it, inside `root`."""
 
     def __init__(self, path: Path, root: Path):
         self.path, self.root = path, root
 
     def get(self, name):
         target = self.path.parent / name
-        kind = self.path.suffix[1:].upper()
         if not is_inside(target, self.root) or not target.is_file():
             raise AssetError(
-                f"{kind} resource {name!r} is missing or outside the source root",
+                f"GLTF resource {name!r} is missing or outside the source root",
                 code="mesh.corrupt",
                 stage="mesh",
                 path=str(self.path),
             )
-        return read_mesh_bytes(target, what=f"{kind} resource")
+        return read_mesh_bytes(target, what="GLTF resource")
 
     def write(self, name, data):
         raise NotImplementedError("read-only resolver")
@@ -395,8 +393,10 @@ def _log_notes(records: list[logging.LogRecord], path: Path) -> list[tuple[str, 
     notes = []
     for record in records:
         message = record.getMessage()
-        if record.exc_info and record.exc_info[1] is not None:
-            exc = record.exc_info[1]
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, _TextureNotRead):
+            continue
+        if exc is not None:
             message += f" ({type(exc).__name__}: {exc})"
         code = "texture.missing" if _TEXTURE_WORDS.search(message) else "mesh.loader_warning"
         what = "its material lost the texture" if code == "texture.missing" else "trimesh"
@@ -448,6 +448,23 @@ def _collada_units(data: bytes, path: Path, element: str | None):
     return meter, notes
 
 
+class _TextureNotRead(Exception):
+    """A COLLADA texture that exists: not decoded, since converted meshes keep no materials."""
+
+
+class _ColladaTextures(_ConfinedResolver):
+    """Answers trimesh's texture requests for a COLLADA file without reading images: a texture
+    that exists inside the root is not needed (`_TextureNotRead`), one that does not is
+    missing (logged by trimesh, then recorded as `texture.missing`)."""
+
+    def get(self, name):
+        target = self.path.parent / name
+        inputs.record(target)
+        if is_inside(target, self.root) and target.is_file():
+            raise _TextureNotRead(name)
+        raise FileNotFoundError(f"texture {name!r} does not exist inside the source root")
+
+
 def _parse(
     data: bytes, path: Path, root: Path | None, element: str | None = None
 ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, str], ...]]:
@@ -456,8 +473,10 @@ def _parse(
     kwargs: dict = {"file_type": suffix[1:], "process": False}
     if suffix in (".obj", ".glb", ".gltf"):
         kwargs["skip_materials"] = True
-    if suffix in (".gltf", ".dae"):
+    if suffix == ".gltf":
         kwargs["resolver"] = _ConfinedResolver(path, root or path.parent)
+    elif suffix == ".dae":
+        kwargs["resolver"] = _ColladaTextures(path, root or path.parent)
     meter, notes = _collada_units(data, path, element) if suffix == ".dae" else (1.0, [])
     with _library_log.capture() as records:
         scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
