@@ -24,11 +24,17 @@ _TRIANGLES = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
               (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)]  # fmt: skip
 
 
-def collada(meter: float | None = None, up_axis: str = "Z_UP", bumpmap: str | None = None) -> str:
-    """A unit cube (in file units) as COLLADA 1.4.1; `bumpmap`: an image its material names as
-    bump map (the FCOLLADA extra that trimesh reads)."""
+def collada(
+    meter: float | None = None,
+    up_axis: str = "Z_UP",
+    bumpmap: str | None = None,
+    size: tuple[float, float, float] = (1.0, 1.0, 1.0),
+) -> str:
+    """A box of `size` (in file units) centred on the origin, as COLLADA 1.4.1; `bumpmap`: an
+    image its material names as bump map (the FCOLLADA extra that trimesh reads)."""
     unit = f'<unit name="unit" meter="{meter}"/>' if meter is not None else ""
-    floats = " ".join(f"{v:g}" for corner in _CORNERS for v in corner)
+    corners = np.array(_CORNERS) * size
+    floats = " ".join(f"{v:g}" for v in corners.ravel())
     indices = " ".join(str(i) for triangle in _TRIANGLES for i in triangle)
     materials, bind, symbol = "", "", ""
     if bumpmap is not None:
@@ -126,9 +132,9 @@ def test_collada_unit_is_applied_to_the_mesh(tmp_path, meter, size):
 
 def test_collada_up_axis_is_noted_not_applied(tmp_path):
     """Gazebo (gz-common's ColladaLoader) and RViz ignore <up_axis>: so do we, with a record."""
-    files = {"r.urdf": URDF.format(mesh="cube.dae"), "cube.dae": collada(up_axis="Y_UP")}
-    result = normalize_files(tmp_path, files)
-    assert np.allclose(written_extent(result), 1.0)
+    box = collada(up_axis="Y_UP", size=(0.1, 0.2, 0.3))
+    result = normalize_files(tmp_path, {"r.urdf": URDF.format(mesh="box.dae"), "box.dae": box})
+    assert np.allclose(written_extent(result), [0.1, 0.2, 0.3])
     noted = [c for c in result.changes if c.code == "mesh.up_axis_ignored"]
     assert len(noted) == 1 and "Y_UP" in noted[0].message
 
