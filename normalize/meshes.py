@@ -59,6 +59,7 @@ MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf")
 MAX_MESH_BYTES = 256 * 1024 * 1024
 CACHE_BYTES = 256 * 1024 * 1024  # arrays kept in memory per process (the disk store has the rest)
 CAPSULE_SECTIONS = 32
+SPHERE_SECTIONS = 32
 
 TIMING: dict[str, float] = {"load": 0.0, "bounds": 0.0, "mass": 0.0, "write": 0.0}
 
@@ -576,6 +577,8 @@ def geometry_bounds(
         half = np.abs(rot) @ (np.asarray(size[:3], dtype=float) / 2.0)
     elif geometry.kind == "sphere":
         half = np.full(3, size[0])
+    elif geometry.kind == "ellipsoid":  # the support of an ellipsoid along each world axis
+        half = np.sqrt((rot**2) @ (np.asarray(size[:3], dtype=float) ** 2))
     else:  # cylinder or capsule along the local z axis: (radius, length)
         radius, length = size[0], size[1]
         axis = rot[:, 2]
@@ -598,6 +601,10 @@ def _primitive_mass(geometry: Geometry, density: float):
         r = size[0]
         m = density * 4.0 / 3.0 * math.pi * r**3
         return m, np.eye(3) * 0.4 * m * r * r
+    if geometry.kind == "ellipsoid":
+        a, b, c = size[:3]
+        m = density * 4.0 / 3.0 * math.pi * a * b * c
+        return m, np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) * m / 5.0
     r, length = size[0], size[1]
     m_cyl = density * math.pi * r * r * length
     ixx = m_cyl * (3 * r * r + length * length) / 12.0
@@ -836,6 +843,18 @@ def capsule_trimesh(radius: float, length: float) -> trimesh.Trimesh:
     return trimesh.creation.capsule(
         height=length, radius=radius, count=[CAPSULE_SECTIONS, CAPSULE_SECTIONS]
     )
+
+
+def write_unit_sphere_obj(out_dir: Path, names: OutputNames) -> str:
+    """A unit sphere as a UV-sphere triangle mesh of `SPHERE_SECTIONS` sections (its vertices
+    on the sphere; it encloses 99.6% of the ball's volume), written once per object: ellipsoids
+    are this mesh scaled by their semi-axes."""
+    name, new = names.name("sphere:unit", ".obj", stem="unit_sphere")
+    if new:
+        with _timed("write"):
+            mesh = trimesh.creation.uv_sphere(radius=1.0, count=[SPHERE_SECTIONS, SPHERE_SECTIONS])
+            (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
+    return name
 
 
 def write_capsule_obj(radius: float, length: float, out_dir: Path, names: OutputNames) -> str:

@@ -14,6 +14,7 @@ from verify_assets import write
 
 from normalize import meshes
 from normalize.adapters import get_adapter
+from normalize.convention import rest_bounds
 from normalize.errors import AssetError
 from normalize.run import normalize_candidate
 from normalize.sources import SourceConfig, discover
@@ -324,3 +325,90 @@ def test_simple_gripper_loads(corpus_candidates, tmp_path):
     assert {"left_finger_tip", "right_finger_tip", "palm_riser"} <= sources
     links = {name for link in result.object.links for name in link.source_names}
     assert {"left_finger_tip", "right_finger_tip", "riser", "palm"} <= links
+
+
+# --------------------------------------------------------------------------- 4. dropped shapes
+def mjcf(body: str, assets: str = "") -> str:
+    return f"""<mujoco model="kettle"><asset>{assets}</asset><worldbody>
+  <geom name="floor" type="plane" size="5 5 0.1"/>
+  <body name="pot" pos="0 0 1">
+    <geom name="belly" type="ellipsoid" size="0.1 0.08 0.06" mass="1"/>
+    <body name="lid" pos="0 0 0.06"><joint name="hinge" type="hinge" axis="0 1 0"
+        range="0 1.5"/><geom name="lid" type="cylinder" size="0.04 0.005" mass="0.1"/></body>
+    {body}
+  </body></worldbody></mujoco>"""
+
+
+def test_mjcf_ellipsoid_is_kept_and_written_as_a_scaled_sphere(tmp_path):
+    from verify import verify_object
+
+    result = normalize_files(tmp_path, {"kettle.xml": mjcf("")}, fmt="mjcf")
+    base = result.object.link_map["base"]
+    (belly,) = [g for g in base.visuals if g.name == "belly"]
+    assert belly.kind == "mesh" and np.allclose(belly.scale, [0.1, 0.08, 0.06])
+    assert "geometry.ellipsoid_meshed" in {c.code for c in result.changes}
+    assert np.allclose(written_extent(result), [0.2, 0.16, 0.12], rtol=2e-3)
+    # the placement's rest-pose box holds the ellipsoid: 0.16 m wide in y
+    low, high = rest_bounds(result.reference.transformed(result.placement))
+    assert np.isclose(high[1] - low[1], 0.16)
+    assert not [c for c in result.changes if c.code == "geometry.shape_dropped"]
+    report = verify_object(result, result.candidate.source, simulator=False)
+    assert report.status == "pass", [c.message for c in report.checks if c.counts]
+
+
+def test_ellipsoid_bounds_and_mass_are_exact():
+    rotation = np.eye(4)
+    rotation[:3, :3] = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]  # 90 degrees about z
+    from normalize.model import Geometry
+
+    g = Geometry("ellipsoid", size=(0.3, 0.2, 0.1))
+    low, high = meshes.geometry_bounds(g, rotation)
+    assert np.allclose(high, [0.2, 0.3, 0.1]) and np.allclose(low, -high)
+    mass, com, inertia, method = meshes.mass_properties(g)
+    assert math.isclose(mass, 1000 * 4 / 3 * math.pi * 0.3 * 0.2 * 0.1)
+    assert np.allclose(inertia, np.diag([0.05, 0.1, 0.13]) * mass / 5)
+    assert method == "ellipsoid_formula"
+
+
+def test_mjcf_height_field_is_a_recorded_and_warned_drop(tmp_path):
+    from verify import verify_object
+
+    body = '<geom name="terrain" type="hfield" hfield="h"/>'
+    assets = '<hfield name="h" nrow="3" ncol="3" size="1 1 0.1 0.05"/>'
+    result = normalize_files(tmp_path, {"kettle.xml": mjcf(body, assets)}, fmt="mjcf")
+    dropped = [c for c in result.changes if c.code == "geometry.shape_dropped"]
+    assert [c.element for c in dropped] == ["geom terrain"]
+    assert "hfield" in dropped[0].message
+    report = verify_object(result, result.candidate.source, simulator=False)
+    (warning,) = report.check("geometry.shape_dropped")
+    assert not warning.passed and warning.value == 1 and report.status == "warn"
+    (share,) = report.check("geometry.shape_dropped_share")
+    assert not share.passed and share.value > 0.9  # a 2 x 2 m field next to a 20 cm kettle
+
+
+def test_a_small_dropped_shape_is_warned_but_not_sent_to_review(tmp_path):
+    from verify import verify_object
+
+    body = '<geom name="dent" type="hfield" hfield="h"/>'
+    assets = '<hfield name="h" nrow="3" ncol="3" size="0.01 0.01 0.001 0.001"/>'
+    result = normalize_files(tmp_path, {"kettle.xml": mjcf(body, assets)}, fmt="mjcf")
+    report = verify_object(result, result.candidate.source, simulator=False)
+    assert not report.check("geometry.shape_dropped")[0].passed
+    (share,) = report.check("geometry.shape_dropped_share")
+    assert share.passed and 0 < share.value < 0.05
+
+
+def test_sdf_ellipsoid_is_kept_and_heightmap_dropped(tmp_path):
+    body = (
+        '<link name="a"><visual name="egg"><geometry><ellipsoid><radii>0.1 0.2 0.3</radii>'
+        "</ellipsoid></geometry></visual>"
+        '<visual name="ground"><geometry><heightmap><uri>h.png</uri><size>10 10 1</size>'
+        "</heightmap></geometry></visual></link>"
+    )
+    obj = load_raw(tmp_path, {"m.sdf": sdf(body)})
+    (egg,) = obj.link_map["a"].visuals
+    assert egg.kind == "ellipsoid" and egg.size == (0.1, 0.2, 0.3)
+    codes = [c.code for c in obj.source.extra["changes"]]
+    assert codes == ["geometry.shape_dropped"]
+    (record,) = obj.source.extra["dropped_shapes"]
+    assert record["kind"] == "heightmap" and math.isclose(record["area"], 2 * (100 + 10 + 10))

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from normalize.adapters import register
-from normalize.changes import Change
+from normalize.changes import Change, shape_dropped
 from normalize.errors import AssetError, ClosedLoopError
 from normalize.meshes import resolve_mesh_file
 from normalize.model import (
@@ -220,6 +220,13 @@ class _Build:
     # Pose of each MuJoCo body frame in its link frame (identity unless the body's last joint
     # has an anchor off the body origin).
     body_frames: dict[str, np.ndarray] = field(default_factory=dict)
+    # Shapes with a surface that could not be converted (`normalize.changes.shape_dropped`).
+    dropped: list[dict] = field(default_factory=list)
+
+    def drop(self, kind: str, element: str, why: str, extent=None) -> None:
+        change, record = shape_dropped(kind, element, why, extent)
+        self.changes.append(change)
+        self.dropped.append(record)
 
 
 def _subtree(model, body: int) -> list[int]:
@@ -255,6 +262,7 @@ def _geometries(model, body: int, to_link: np.ndarray, root: Path, path: str, bu
         mj.mjtGeom.mjGEOM_SPHERE: "sphere",
         mj.mjtGeom.mjGEOM_CYLINDER: "cylinder",
         mj.mjtGeom.mjGEOM_CAPSULE: "capsule",
+        mj.mjtGeom.mjGEOM_ELLIPSOID: "ellipsoid",
         mj.mjtGeom.mjGEOM_MESH: "mesh",
     }
     visuals, collisions = [], []
@@ -263,16 +271,6 @@ def _geometries(model, body: int, to_link: np.ndarray, root: Path, path: str, bu
         name = model.geom(g).name or f"geom{g}"
         gtype = int(model.geom_type[g])
         kind = kinds.get(gtype)
-        if kind is None:
-            type_name = mj.mjtGeom(gtype).name.removeprefix("mjGEOM_").lower()
-            build.changes.append(
-                Change(
-                    "mjcf.geom_skipped",
-                    f"{type_name} geom {name} has no equivalent shape; skipped",
-                    element=f"geom {name}",
-                )
-            )
-            continue
         material = int(model.geom_matid[g])
         alpha = model.mat_rgba[material][3] if material >= 0 else model.geom_rgba[g][3]
         visible = int(model.geom_group[g]) in VISIBLE_GROUPS and alpha > 0
@@ -287,6 +285,20 @@ def _geometries(model, body: int, to_link: np.ndarray, root: Path, path: str, bu
                 )
             )
             continue
+        if gtype == mj.mjtGeom.mjGEOM_PLANE:  # an infinite ground, not part of the object
+            build.changes.append(
+                Change(
+                    "mjcf.geom_skipped",
+                    f"plane geom {name} (an infinite ground plane) skipped",
+                    element=f"geom {name}",
+                )
+            )
+            continue
+        if kind is None:  # a height field or a signed-distance-field geom
+            type_name = mj.mjtGeom(gtype).name.removeprefix("mjGEOM_").lower()
+            extent = 2.0 * model.geom_aabb[g][3:]
+            build.drop(type_name, f"geom {name}", "no equivalent shape", extent)
+            continue
         pose = to_link @ _pose(model.geom_pos[g], model.geom_quat[g])
         size = model.geom_size[g]
         if kind == "mesh":
@@ -297,6 +309,8 @@ def _geometries(model, body: int, to_link: np.ndarray, root: Path, path: str, bu
             geometry = Geometry("box", origin=pose, size=tuple(2.0 * size), name=name)
         elif kind == "sphere":
             geometry = Geometry("sphere", origin=pose, size=(size[0],), name=name)
+        elif kind == "ellipsoid":
+            geometry = Geometry("ellipsoid", origin=pose, size=tuple(size[:3]), name=name)
         else:
             geometry = Geometry(kind, origin=pose, size=(size[0], 2.0 * size[1]), name=name)
         if visible:
@@ -314,13 +328,8 @@ def _mesh_geometry(model, g, name, pose, root: Path, path: str, build: _Build):
     address = int(model.mesh_pathadr[mesh])
     file = model.paths[address:].split(b"\0", 1)[0].decode() if address >= 0 else ""
     if not file:
-        build.changes.append(
-            Change(
-                "mjcf.geom_skipped",
-                f"mesh geom {name} has inline vertices and no mesh file; skipped",
-                element=f"geom {name}",
-            )
-        )
+        extent = 2.0 * model.geom_aabb[g][3:]
+        build.drop("mesh", f"geom {name}", "inline vertices, no mesh file", extent)
         return None
     target = Path(file)
     if not target.is_absolute():
@@ -584,6 +593,7 @@ def model_to_object(model, candidate: Candidate, changes=()) -> ArticulatedObjec
         extra={
             "changes": tuple(build.changes),
             "source_frames": {k: v for k, v in build.body_frames.items()},
+            "dropped_shapes": tuple(build.dropped),
         },
     )
     return ArticulatedObject(model_name, build.links, list(kept.values()), info)

@@ -18,7 +18,7 @@ import numpy as np
 
 from normalize.adapters import register
 from normalize.adapters.mjcf import discover_xml_entries
-from normalize.changes import Change
+from normalize.changes import Change, shape_dropped
 from normalize.errors import AssetError, ClosedLoopError, DuplicateNameError
 from normalize.meshes import resolve_mesh_file
 from normalize.model import (
@@ -52,7 +52,10 @@ UNBOUNDED = 1e16
 PITCH_AGREEMENT = 1e-3
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _NON_FINITE = re.compile(r"^[+-]?(nan|inf|infinity)$", re.IGNORECASE)
-_SKIPPED_SHAPES = ("plane", "ellipsoid", "heightmap", "image", "polyline", "empty")
+# Shapes without a surface of the object: an infinite ground plane, the empty shape.
+_SKIPPED_SHAPES = ("plane", "empty")
+# Shapes with a surface the model cannot hold: dropped, recorded and warned about.
+_DROPPED_SHAPES = ("heightmap", "image", "polyline")
 MODEL_FRAME = "__model__"
 
 
@@ -134,6 +137,7 @@ class _SdfReader:
         self.changes = changes
         self.model = _Model()
         self.resolved: dict[str, np.ndarray] = {"": np.eye(4)}
+        self.dropped: list[dict] = []  # see normalize.changes.shape_dropped
 
     # ------------------------------------------------------------------ errors and numbers
     def error(self, message, code, element=None, path=None, stage="parse"):
@@ -418,11 +422,19 @@ class _SdfReader:
             )
         shape = shapes[0]
         kind = shape.tag
-        if kind in _SKIPPED_SHAPES or (kind == "mesh" and _child(shape, "submesh") is not None):
-            what = "a <submesh> of a mesh" if kind == "mesh" else f"a {kind}"
+        if kind in _SKIPPED_SHAPES:
             self.changes.append(
-                Change("sdf.geom_skipped", f"{what} has no equivalent shape; skipped", where)
+                Change("sdf.geom_skipped", f"a {kind} has no surface of the object; skipped", where)
             )
+            return None
+        if kind in _DROPPED_SHAPES or (kind == "mesh" and _child(shape, "submesh") is not None):
+            extent = None
+            if kind == "heightmap" and _text(shape, "size") is not None:
+                extent = self.vector(_text(shape, "size"), 3, "heightmap size", where, spec.file)
+            what = "a <submesh> of a mesh" if kind == "mesh" else kind
+            change, record = shape_dropped(what, where, "no equivalent shape", extent)
+            self.changes.append(change)
+            self.dropped.append(record)
             return None
         origin = self.content_pose(node, spec, to_link, where)
         file = spec.file
@@ -432,6 +444,8 @@ class _SdfReader:
             size = tuple(self.vector(_text(shape, "size"), 3, "box size", where, file))
         elif kind == "sphere":
             size = (self.scalar(shape, "radius", 1.0, where, file),)
+        elif kind == "ellipsoid":
+            size = tuple(self.vector(_text(shape, "radii", "1 1 1"), 3, "radii", where, file))
         elif kind in ("cylinder", "capsule"):
             size = (
                 self.scalar(shape, "radius", 1.0, where, file),
@@ -784,7 +798,11 @@ class _SdfReader:
         info = SourceInfo(
             library=self.source.name,
             labels={"robot_name": name},
-            extra={"changes": tuple(self.changes), "source_frames": source_frames},
+            extra={
+                "changes": tuple(self.changes),
+                "source_frames": source_frames,
+                "dropped_shapes": tuple(self.dropped),
+            },
         )
         return ArticulatedObject(name, links, list(joints.values()), info)
 
