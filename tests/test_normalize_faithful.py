@@ -412,3 +412,76 @@ def test_sdf_ellipsoid_is_kept_and_heightmap_dropped(tmp_path):
     assert codes == ["geometry.shape_dropped"]
     (record,) = obj.source.extra["dropped_shapes"]
     assert record["kind"] == "heightmap" and math.isclose(record["area"], 2 * (100 + 10 + 10))
+
+
+# --------------------------------------------------------------------------- 5. declared mass
+CART = """<?xml version="1.0"?>
+<robot name="cart">
+  <link name="rail"><visual><geometry><box size="2 0.1 0.1"/></geometry></visual></link>
+  <link name="cart">
+    <inertial><origin xyz="0 0 0.05"/><mass value="1"/>{inertia}</inertial>
+    <collision><geometry><box size="0.5 0.4 0.3"/></geometry></collision>
+  </link>
+  <joint name="slide" type="prismatic"><parent link="rail"/><child link="cart"/>
+    <axis xyz="1 0 0"/><limit lower="-0.5" upper="0.5"/></joint>
+</robot>
+"""
+
+
+@pytest.mark.parametrize(
+    "inertia", ["", '<inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/>']
+)
+def test_declared_mass_is_kept_when_only_the_tensor_is_missing(tmp_path, inertia):
+    result = normalize_files(tmp_path, {"cart.urdf": CART.format(inertia=inertia)})
+    cart = result.object.link_map["link_0"].inertial
+    assert cart.mass == 1.0  # not 60 kg of water filling the box
+    expected = np.diag([0.4**2 + 0.3**2, 0.5**2 + 0.3**2, 0.5**2 + 0.4**2]) / 12.0
+    assert np.allclose(cart.inertia, expected)
+    assert cart.method == "source_mass+box_formula"
+    # the declared centre of mass is kept (the placement moved the link, not the inertial)
+    assert np.allclose(cart.com, result.raw.link_map["cart"].inertial.com)
+    (change,) = [c for c in result.changes if c.code == "inertial.tensor_computed"]
+    assert change.element == "link cart" and "1 kg" in change.message
+    assert "inertial.computed" not in {c.code for c in result.changes}
+
+
+def test_a_valid_declared_inertial_is_kept_as_it_is(tmp_path):
+    inertia = '<inertia ixx="0.1" iyy="0.2" izz="0.25" ixy="0" ixz="0" iyz="0"/>'
+    result = normalize_files(tmp_path, {"cart.urdf": CART.format(inertia=inertia)})
+    cart = result.object.link_map["link_0"].inertial
+    assert cart.method == "source" and np.allclose(np.diag(cart.inertia), [0.1, 0.2, 0.25])
+    assert not {"inertial.tensor_computed", "inertial.computed"} & {c.code for c in result.changes}
+
+
+# --------------------------------------------------------------------------- 6. zero range
+CABINET = """<?xml version="1.0"?>
+<robot name="cabinet">
+  <link name="body"><visual><geometry><box size="0.5 0.8 1"/></geometry></visual></link>
+  <link name="door"><visual><origin xyz="0 0.2 0"/><geometry><box size="0.02 0.4 0.9"/>
+    </geometry></visual></link>
+  <link name="drawer"><visual><geometry><box size="0.4 0.6 0.2"/></geometry></visual></link>
+  <joint name="hinge" type="revolute"><parent link="body"/><child link="door"/>
+    <origin xyz="0.26 -0.4 0"/><axis xyz="0 0 1"/><limit lower="{q}" upper="{q}"/></joint>
+  <joint name="slide" type="prismatic"><parent link="body"/><child link="drawer"/>
+    <origin xyz="0 0 0.3"/><axis xyz="1 0 0"/><limit lower="0" upper="0.4"/></joint>
+</robot>
+"""
+
+
+@pytest.mark.parametrize("q", [0.0, 0.3])
+def test_zero_range_joint_is_written_fixed(tmp_path, q):
+    mujoco = pytest.importorskip("mujoco")
+    result = normalize_files(tmp_path, {"cabinet.urdf": CABINET.format(q=q)})
+    assert [j.source_name for j in result.object.joints] == ["slide"]
+    (change,) = [c for c in result.changes if c.code == "joint.zero_range_fixed"]
+    assert change.element == "joint hinge"
+    # the door stays where the source puts it at q: merged into the body, turned by q
+    door = next(g for g in result.object.link_map["base"].visuals if g.size == (0.02, 0.4, 0.9))
+    raw_door = (
+        result.raw.link_poses({"hinge": q})["door"] @ result.raw.link_map["door"].visuals[0].origin
+    )
+    placed = result.placement @ raw_door
+    assert np.allclose(door.origin, placed, atol=1e-12)
+    # MuJoCo, which ignores equal limits, sees no hinge in the shipped file
+    model = mujoco.MjModel.from_xml_path(str(result.urdf_path))
+    assert model.njnt == 1
