@@ -2,14 +2,19 @@
 
 - `load_mesh(path)` reads OBJ, STL, DAE, GLB or GLTF with trimesh (geometry only) and refuses
   corrupt files (`mesh.corrupt`: unparsable, truncated, NaN/infinite vertices, faces pointing
-  past the vertex list, no faces) and missing ones (`mesh.missing`). Loaded meshes are cached in
-  process by the SHA-256 of the file content, so a mesh shared by many objects is parsed once.
+  past the vertex list, no faces) and missing ones (`mesh.missing`). Vertices are in metres: a
+  COLLADA `<asset><unit meter>` is applied (its `<up_axis>` is not, as in Gazebo and RViz).
+  What reading noted (`mesh.unit_scaled`, `mesh.up_axis_ignored`, and whatever trimesh logged:
+  `texture.missing`, `mesh.loader_warning`) is kept in `Mesh.notes`, never printed. Loaded
+  meshes are cached in process by the SHA-256 of the file content, so a mesh shared by many
+  objects is parsed once.
 - `geometry_bounds(geometry, pose)` is the exact axis-aligned box of a shape placed at `pose`.
 - `mass_properties(geometry)` gives mass, centre of mass and inertia at uniform density
   `MESH_DENSITY`: exact formulas for primitives; for meshes the enclosed volume when the mesh is
   watertight, else its convex hull; a flat mesh (no volume either way) is weighed as a thin shell
   of thickness `SHELL_THICKNESS` (the method is reported).
-- `write_obj_copy` / `write_obj_converted` / `write_capsule_obj` produce the OBJ files of the
+- `write_obj_copy` / `write_obj_converted` / `write_capsule_obj` / `write_unit_sphere_obj`
+  produce the OBJ files of the
   written convention (see docs/convention.md).
 
 `TIMING` accumulates the seconds spent in mesh work (loading, bounds, mass, writing) so that
@@ -351,13 +356,13 @@ class _ConfinedResolver(trimesh.resolvers.Resolver):
 
 
 class _LibraryLog(logging.Handler):
-    """What trimesh logs. While a thread parses a mesh (`capture`), its warnings and the
-    failures it logs with a traceback are kept, to become the mesh's notes (recorded changes)
-    instead of tracebacks on stderr; outside a parse, warnings go on as one line to this
-    module's logger, without the traceback."""
+    """What trimesh logs. While a thread parses a mesh (`capture`), its warnings (with the
+    failures they carry) are kept, to become the mesh's notes (recorded changes) instead of
+    tracebacks on stderr; outside a parse, warnings go on as one line to this module's logger,
+    without the traceback."""
 
     def __init__(self):
-        super().__init__(logging.DEBUG)
+        super().__init__(logging.WARNING)
         self.local = threading.local()
 
     @contextmanager
@@ -372,9 +377,8 @@ class _LibraryLog(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         records = getattr(self.local, "records", None)
         if records is not None:
-            if record.levelno >= logging.WARNING or record.exc_info:
-                records.append(record)
-        elif record.levelno >= logging.WARNING:
+            records.append(record)
+        else:
             _log.warning("trimesh: %s", record.getMessage())
 
 
@@ -382,7 +386,7 @@ _log = logging.getLogger(__name__)
 _library_log = _LibraryLog()
 _trimesh_log = logging.getLogger("trimesh")
 _trimesh_log.addHandler(_library_log)
-_trimesh_log.setLevel(logging.DEBUG)  # its texture failures are logged at debug level
+_trimesh_log.setLevel(logging.WARNING)  # its debug records are many and say nothing of input
 _trimesh_log.propagate = False
 
 _TEXTURE_WORDS = re.compile(r"texture|bumpmap|image", re.IGNORECASE)
@@ -395,8 +399,8 @@ def _log_notes(records: list[logging.LogRecord], path: Path) -> list[tuple[str, 
     for record in records:
         message = record.getMessage()
         exc = record.exc_info[1] if record.exc_info else None
-        if isinstance(exc, _TextureNotRead):
-            continue
+        if isinstance(exc, (_TextureNotRead, _TextureMissing)):
+            continue  # answered by `_ColladaTextures`, which notes the missing ones itself
         if exc is not None:
             message += f" ({type(exc).__name__}: {exc})"
         code = "texture.missing" if _TEXTURE_WORDS.search(message) else "mesh.loader_warning"
@@ -453,17 +457,36 @@ class _TextureNotRead(Exception):
     """A COLLADA texture that exists: not decoded, since converted meshes keep no materials."""
 
 
+class _TextureMissing(Exception):
+    """A COLLADA texture that does not exist inside the source root."""
+
+
 class _ColladaTextures(_ConfinedResolver):
     """Answers trimesh's texture requests for a COLLADA file without reading images: a texture
-    that exists inside the root is not needed (`_TextureNotRead`), one that does not is
-    missing (logged by trimesh, then recorded as `texture.missing`)."""
+    that exists inside the root is not needed (`_TextureNotRead`); one that does not is noted
+    in `missing` (`texture.missing`). trimesh catches both and carries on."""
+
+    def __init__(self, path: Path, root: Path):
+        super().__init__(path, root)
+        self.missing: list[str] = []
 
     def get(self, name):
         target = self.path.parent / name
         inputs.record(target)
         if is_inside(target, self.root) and target.is_file():
             raise _TextureNotRead(name)
-        raise FileNotFoundError(f"texture {name!r} does not exist inside the source root")
+        self.missing.append(name)
+        raise _TextureMissing(name)
+
+    def notes(self) -> list[tuple[str, str]]:
+        return [
+            (
+                "texture.missing",
+                f"{self.path.name}: texture {name} does not exist inside the source root; the "
+                "material loses it",
+            )
+            for name in dict.fromkeys(self.missing)
+        ]
 
 
 def _parse(
@@ -474,14 +497,17 @@ def _parse(
     kwargs: dict = {"file_type": suffix[1:], "process": False}
     if suffix in (".obj", ".glb", ".gltf"):
         kwargs["skip_materials"] = True
+    textures = None
     if suffix == ".gltf":
         kwargs["resolver"] = _ConfinedResolver(path, root or path.parent)
     elif suffix == ".dae":
-        kwargs["resolver"] = _ColladaTextures(path, root or path.parent)
+        kwargs["resolver"] = textures = _ColladaTextures(path, root or path.parent)
     meter, notes = _collada_units(data, path, element) if suffix == ".dae" else (1.0, [])
     with _library_log.capture() as records:
         scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
         meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh)]
+    if textures is not None:
+        notes += textures.notes()
     notes = tuple(notes + _log_notes(records, path))
     if not meshes:
         return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), notes
