@@ -40,6 +40,7 @@ import logging
 import math
 import os
 import re
+import tempfile
 import threading
 import time
 import uuid
@@ -869,6 +870,49 @@ def capsule_trimesh(radius: float, length: float) -> trimesh.Trimesh:
     return trimesh.creation.capsule(
         height=length, radius=radius, count=[CAPSULE_SECTIONS, CAPSULE_SECTIONS]
     )
+
+
+def generated_obj(vertices: np.ndarray, faces: np.ndarray) -> Path:
+    """An OBJ file holding a mesh that a source gives as data, not as a file (MuJoCo inline
+    vertices, height fields): written once per content under the system's temporary folder
+    (named by its SHA-256, written under a temporary name then renamed), so that the object can
+    reference it like any mesh file; it is copied into the object folder when written."""
+    text = _obj_text(np.asarray(vertices, dtype=float), np.asarray(faces, dtype=np.int64))
+    data = text.encode("utf-8")
+    folder = Path(tempfile.gettempdir()) / "arena-generated-meshes"
+    path = folder / f"{hashlib.sha256(data).hexdigest()}.obj"
+    if not path.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return path
+
+
+def height_field_mesh(elevation: np.ndarray, size) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices, faces) of a closed MuJoCo height field: `elevation` (nrow, ncol) in [0, 1],
+    `size` (x, y, z_top, z_bottom) as MuJoCo's `hfield_size`; row r lies at
+    y = (2 r / (nrow - 1) - 1) size_y, column c at x = (2 c / (ncol - 1) - 1) size_x; the top
+    at z = elevation * size_z, a flat bottom at z = -z_bottom, closed by walls."""
+    rows, cols = elevation.shape
+    x = (2.0 * np.arange(cols) / (cols - 1) - 1.0) * size[0]
+    y = (2.0 * np.arange(rows) / (rows - 1) - 1.0) * size[1]
+    gx, gy = np.meshgrid(x, y)
+    top = np.column_stack([gx.ravel(), gy.ravel(), elevation.ravel() * size[2]])
+    bottom = top.copy()
+    bottom[:, 2] = -size[3]
+    index = np.arange(rows * cols).reshape(rows, cols)
+    a, b = index[:-1, :-1].ravel(), index[:-1, 1:].ravel()
+    c, d = index[1:, :-1].ravel(), index[1:, 1:].ravel()
+    up = np.concatenate([np.column_stack([a, b, d]), np.column_stack([a, d, c])])
+    n = rows * cols
+    down = up[:, ::-1] + n
+    ring = np.concatenate([index[0, :], index[1:, -1], index[-1, -2::-1], index[-2:0:-1, 0]])
+    start, end = ring, np.roll(ring, -1)
+    walls = np.concatenate(
+        [np.column_stack([start, start + n, end]), np.column_stack([end, start + n, end + n])]
+    )
+    return np.concatenate([top, bottom]), np.concatenate([up, down, walls])
 
 
 def write_unit_sphere_obj(out_dir: Path, names: OutputNames) -> str:

@@ -370,28 +370,82 @@ def test_ellipsoid_bounds_and_mass_are_exact():
     assert method == "ellipsoid_formula"
 
 
-def test_mjcf_height_field_is_a_recorded_and_warned_drop(tmp_path):
+def test_mjcf_height_field_inline_mesh_and_sdf_geom_become_meshes(tmp_path):
+    mujoco = pytest.importorskip("mujoco")
+    body = (
+        '<geom name="terrain" type="hfield" hfield="h" pos="0 0 -0.5"/>'
+        '<geom name="spout" type="mesh" mesh="tetra" pos="0.1 0 0"/>'
+        '<geom name="ring" type="sdf" mesh="torus"><plugin instance="torus"/></geom>'
+    )
+    assets = (
+        '<hfield name="h" nrow="2" ncol="3" size="0.3 0.2 0.05 0.01" elevation="0 1 0 0 1 0"/>'
+        '<mesh name="tetra" vertex="0 0 0 0.1 0 0 0 0.1 0 0 0 0.1"/>'
+        '<mesh name="torus"><plugin instance="torus"/></mesh>'
+    )
+    plugin = (
+        '<extension><plugin plugin="mujoco.sdf.torus"><instance name="torus">'
+        '<config key="radius1" value="0.1"/><config key="radius2" value="0.02"/></instance>'
+        "</plugin></extension>"
+    )
+    text = mjcf(body, assets).replace("<asset>", plugin + "<asset>", 1)
+    result = normalize_files(tmp_path, {"kettle.xml": text}, fmt="mjcf")
+    assert result.object.link_map["base"].visuals  # the pot and its parts: no moving parent
+    generated = {c.element for c in result.changes if c.code == "mjcf.mesh_generated"}
+    assert generated == {"geom terrain", "geom spout", "geom ring"}
+    assert not [c for c in result.changes if c.code == "geometry.shape_dropped"]
+    # every written shape sits where MuJoCo compiles it: the world box of its vertices
+    model = mujoco.MjModel.from_xml_string(text)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    written = {g.name: g for link in result.object.links for g in link.visuals}
+    for name in ("terrain", "spout", "ring"):
+        g = written[name]
+        ours = meshes.load_mesh(result.urdf_path.parent / g.filename).vertices
+        ours = ours @ g.origin[:3, :3].T + g.origin[:3, 3]  # base frame = world here
+        geom = model.geom(name).id
+        if name == "terrain":  # the height field's box, from its samples
+            centre, half = model.geom_aabb[geom][:3], model.geom_aabb[geom][3:]
+            local = centre + half * np.array(np.meshgrid(*[[-1, 1]] * 3)).reshape(3, -1).T
+        else:
+            mesh = model.geom_dataid[geom]
+            start = model.mesh_vertadr[mesh]
+            local = model.mesh_vert[start : start + model.mesh_vertnum[mesh]]
+        theirs = local @ data.geom_xmat[geom].reshape(3, 3).T + data.geom_xpos[geom]
+        theirs = theirs @ result.placement[:3, :3].T + result.placement[:3, 3]
+        assert np.allclose(ours.min(axis=0), theirs.min(axis=0), atol=1e-9), name
+        assert np.allclose(ours.max(axis=0), theirs.max(axis=0), atol=1e-9), name
+
+
+HEIGHTMAP = (
+    '<link name="a"><visual name="body"><geometry><box><size>0.2 0.2 0.2</size></box>'
+    '</geometry></visual><visual name="ground"><geometry><heightmap><uri>h.png</uri>'
+    "<size>{size}</size></heightmap></geometry></visual></link>"
+    '<link name="b"><pose>0 0 0.2 0 0 0</pose><visual name="lid"><geometry><box>'
+    "<size>0.2 0.2 0.02</size></box></geometry></visual></link>"
+    '<joint name="j" type="revolute"><parent>a</parent><child>b</child><axis><xyz>0 1 0</xyz>'
+    "<limit><lower>0</lower><upper>1</upper></limit></axis></joint>"
+)
+
+
+def test_a_dropped_shape_is_warned_with_its_count(tmp_path):
     from verify import verify_object
 
-    body = '<geom name="terrain" type="hfield" hfield="h"/>'
-    assets = '<hfield name="h" nrow="3" ncol="3" size="1 1 0.1 0.05"/>'
-    result = normalize_files(tmp_path, {"kettle.xml": mjcf(body, assets)}, fmt="mjcf")
+    files = {"m.sdf": sdf(HEIGHTMAP.format(size="10 10 1"))}
+    result = normalize_files(tmp_path, files, fmt="sdf")
     dropped = [c for c in result.changes if c.code == "geometry.shape_dropped"]
-    assert [c.element for c in dropped] == ["geom terrain"]
-    assert "hfield" in dropped[0].message
+    assert len(dropped) == 1 and "heightmap" in dropped[0].message
     report = verify_object(result, result.candidate.source, simulator=False)
     (warning,) = report.check("geometry.shape_dropped")
     assert not warning.passed and warning.value == 1 and report.status == "warn"
     (share,) = report.check("geometry.shape_dropped_share")
-    assert not share.passed and share.value > 0.9  # a 2 x 2 m field next to a 20 cm kettle
+    assert not share.passed and share.value > 0.9  # a 10 x 10 m field next to a 20 cm box
 
 
 def test_a_small_dropped_shape_is_warned_but_not_sent_to_review(tmp_path):
     from verify import verify_object
 
-    body = '<geom name="dent" type="hfield" hfield="h"/>'
-    assets = '<hfield name="h" nrow="3" ncol="3" size="0.01 0.01 0.001 0.001"/>'
-    result = normalize_files(tmp_path, {"kettle.xml": mjcf(body, assets)}, fmt="mjcf")
+    files = {"m.sdf": sdf(HEIGHTMAP.format(size="0.01 0.01 0.01"))}
+    result = normalize_files(tmp_path, files, fmt="sdf")
     report = verify_object(result, result.candidate.source, simulator=False)
     assert not report.check("geometry.shape_dropped")[0].passed
     (share,) = report.check("geometry.shape_dropped_share")
@@ -485,3 +539,22 @@ def test_zero_range_joint_is_written_fixed(tmp_path, q):
     # MuJoCo, which ignores equal limits, sees no hinge in the shipped file
     model = mujoco.MjModel.from_xml_path(str(result.urdf_path))
     assert model.njnt == 1
+
+
+def test_height_field_mesh_has_mujocos_heights():
+    """The generated surface against MuJoCo's own ray casting onto the height field."""
+    mujoco = pytest.importorskip("mujoco")
+    text = (
+        '<mujoco><asset><hfield name="h" nrow="2" ncol="3" size="0.3 0.2 0.05 0.01" '
+        'elevation="0 0.2 0.4 0.6 0.8 1"/></asset><worldbody>'
+        '<geom name="t" type="hfield" hfield="h"/></worldbody></mujoco>'
+    )
+    model = mujoco.MjModel.from_xml_string(text)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    vertices, _ = meshes.height_field_mesh(model.hfield_data.reshape(2, 3), model.hfield_size[0])
+    for x, y, z in vertices[:6]:  # the top samples, rays cast just inside the field
+        hit = np.array([-1], dtype=np.int32)
+        start = np.array([0.999 * x, 0.999 * y, 1.0])
+        distance = mujoco.mj_ray(model, data, start, np.array([0, 0, -1.0]), None, 1, -1, hit)
+        assert math.isclose(1.0 - distance, z, abs_tol=1e-4)

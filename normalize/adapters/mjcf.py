@@ -18,7 +18,7 @@ import numpy as np
 from normalize.adapters import register
 from normalize.changes import Change, shape_dropped
 from normalize.errors import AssetError, ClosedLoopError
-from normalize.meshes import resolve_mesh_file
+from normalize.meshes import generated_obj, height_field_mesh, resolve_mesh_file
 from normalize.model import (
     AXIS_UNIT_TOLERANCE,
     ArticulatedObject,
@@ -294,17 +294,22 @@ def _geometries(model, body: int, to_link: np.ndarray, root: Path, path: str, bu
                 )
             )
             continue
-        if kind is None:  # a height field or a signed-distance-field geom
-            type_name = mj.mjtGeom(gtype).name.removeprefix("mjGEOM_").lower()
-            extent = 2.0 * model.geom_aabb[g][3:]
-            build.drop(type_name, f"geom {name}", "no equivalent shape", extent)
-            continue
         pose = to_link @ _pose(model.geom_pos[g], model.geom_quat[g])
         size = model.geom_size[g]
         if kind == "mesh":
             geometry = _mesh_geometry(model, g, name, pose, root, path, build)
             if geometry is None:
                 continue
+        elif gtype == mj.mjtGeom.mjGEOM_HFIELD:
+            geometry = _height_field_geometry(model, g, name, pose, build)
+        elif gtype == mj.mjtGeom.mjGEOM_SDF and int(model.geom_dataid[g]) >= 0:
+            what = f"signed-distance-field geom {name}: its plugin's mesh"
+            geometry = _compiled_mesh(model, int(model.geom_dataid[g]), name, pose, what, build)
+        elif kind is None:  # e.g. a signed-distance-field geom without a mesh
+            type_name = mj.mjtGeom(gtype).name.removeprefix("mjGEOM_").lower()
+            extent = 2.0 * model.geom_aabb[g][3:]
+            build.drop(type_name, f"geom {name}", "no equivalent shape", extent)
+            continue
         elif kind == "box":
             geometry = Geometry("box", origin=pose, size=tuple(2.0 * size), name=name)
         elif kind == "sphere":
@@ -320,6 +325,39 @@ def _geometries(model, body: int, to_link: np.ndarray, root: Path, path: str, bu
     return visuals, collisions
 
 
+def _compiled_mesh(model, mesh: int, name, pose, what: str, build: _Build) -> Geometry:
+    """A mesh that has no file (inline vertices, an SDF plugin's mesh) as MuJoCo compiled it,
+    in the compiled geom frame, written to a generated OBJ (`mjcf.mesh_generated`)."""
+    vertices = model.mesh_vert[model.mesh_vertadr[mesh] :][: model.mesh_vertnum[mesh]]
+    faces = model.mesh_face[model.mesh_faceadr[mesh] :][: model.mesh_facenum[mesh]]
+    build.changes.append(
+        Change(
+            "mjcf.mesh_generated",
+            f"{what}, written as a triangle mesh from MuJoCo's compiled vertices",
+            element=f"geom {name}",
+        )
+    )
+    return Geometry("mesh", origin=pose, filename=str(generated_obj(vertices, faces)), name=name)
+
+
+def _height_field_geometry(model, g, name, pose, build: _Build) -> Geometry:
+    """A height field geom as the closed triangle mesh of its samples (`height_field_mesh`)."""
+    field = int(model.geom_dataid[g])
+    rows, cols = int(model.hfield_nrow[field]), int(model.hfield_ncol[field])
+    start = int(model.hfield_adr[field])
+    elevation = model.hfield_data[start : start + rows * cols].reshape(rows, cols)
+    vertices, faces = height_field_mesh(elevation, model.hfield_size[field])
+    build.changes.append(
+        Change(
+            "mjcf.mesh_generated",
+            f"height field geom {name} ({rows} x {cols} samples) converted to a closed triangle "
+            "mesh",
+            element=f"geom {name}",
+        )
+    )
+    return Geometry("mesh", origin=pose, filename=str(generated_obj(vertices, faces)), name=name)
+
+
 def _mesh_geometry(model, g, name, pose, root: Path, path: str, build: _Build):
     """The source mesh file at the pose MuJoCo compiled it: MuJoCo moves mesh vertices into
     their inertial frame (v_compiled = R^T (scale * v_file - p), with p, R = mesh_pos,
@@ -328,9 +366,7 @@ def _mesh_geometry(model, g, name, pose, root: Path, path: str, build: _Build):
     address = int(model.mesh_pathadr[mesh])
     file = model.paths[address:].split(b"\0", 1)[0].decode() if address >= 0 else ""
     if not file:
-        extent = 2.0 * model.geom_aabb[g][3:]
-        build.drop("mesh", f"geom {name}", "inline vertices, no mesh file", extent)
-        return None
+        return _compiled_mesh(model, mesh, name, pose, f"mesh geom {name}: inline vertices", build)
     target = Path(file)
     if not target.is_absolute():
         target = Path(path).parent / target
