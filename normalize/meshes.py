@@ -40,7 +40,6 @@ import logging
 import math
 import os
 import re
-import tempfile
 import threading
 import time
 import uuid
@@ -107,6 +106,9 @@ _lock = threading.Lock()
 _cache: OrderedDict[str, Mesh] = OrderedDict()
 _cache_bytes = 0
 _mass_cache: dict[tuple, tuple[float, np.ndarray, np.ndarray, str] | None] = {}
+#: Meshes a source gives as data (`generated_obj`): path -> OBJ bytes, never on disk.
+GENERATED_FOLDER = Path("/arena-generated-meshes")
+_generated: dict[str, bytes] = {}
 _sha_by_stat: dict[tuple, str] = {}
 
 
@@ -115,6 +117,7 @@ def clear_cache() -> None:
     with _lock:
         _cache.clear()
         _mass_cache.clear()
+        _generated.clear()
         _sha_by_stat.clear()
         _cache_bytes = 0
 
@@ -308,6 +311,9 @@ def read_mesh_bytes(path: Path, element: str | None = None, what: str = "mesh fi
     """The bytes of a mesh file (or of a material library, texture or GLTF buffer: `what`);
     `mesh.missing` when absent, `mesh.too_large` above the limit."""
     path = Path(path)
+    generated = _generated.get(str(path))
+    if generated is not None:
+        return generated
     inputs.record(path)
     if not path.is_file():
         raise AssetError(
@@ -873,19 +879,16 @@ def capsule_trimesh(radius: float, length: float) -> trimesh.Trimesh:
 
 
 def generated_obj(vertices: np.ndarray, faces: np.ndarray) -> Path:
-    """An OBJ file holding a mesh that a source gives as data, not as a file (MuJoCo inline
-    vertices, height fields): written once per content under the system's temporary folder
-    (named by its SHA-256, written under a temporary name then renamed), so that the object can
-    reference it like any mesh file; it is copied into the object folder when written."""
+    """The path of an OBJ holding a mesh that a source gives as data, not as a file (MuJoCo
+    inline vertices, height fields). Nothing is written: the OBJ text is kept in this process
+    under a path in `GENERATED_FOLDER` (named by its SHA-256), which every reader here
+    (`read_mesh_bytes`, so `load_mesh` and the OBJ copy into the object folder) serves from
+    memory; an object is read, written and verified in one process."""
     text = _obj_text(np.asarray(vertices, dtype=float), np.asarray(faces, dtype=np.int64))
     data = text.encode("utf-8")
-    folder = Path(tempfile.gettempdir()) / "arena-generated-meshes"
-    path = folder / f"{hashlib.sha256(data).hexdigest()}.obj"
-    if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+    path = GENERATED_FOLDER / f"{hashlib.sha256(data).hexdigest()}.obj"
+    with _lock:
+        _generated[str(path)] = data
     return path
 
 

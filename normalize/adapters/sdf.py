@@ -280,11 +280,12 @@ class _SdfReader:
             else:
                 continue
             first_model = first_model or _scoped(inner, MODEL_FRAME)
-        canonical = node.get("canonical_link")
-        if canonical:
-            canonical = self.frame_name(scope, canonical, f"model {scope or '(top)'}", file)
-        elif first_link or first_model:
-            canonical = first_link or first_model
+        # The model frame is attached to its canonical link: the one named, else the first
+        # link, else the first nested model's frame (for joints and frames that name a model).
+        canonical = first_link or first_model
+        if node.get("canonical_link"):
+            where = f"model {scope or '(top)'}"
+            canonical = self.frame_name(scope, node.get("canonical_link"), where, file)
         if canonical:
             self.model.attached[model_frame] = canonical
         for tag, name, child in pending:
