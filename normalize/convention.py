@@ -3,9 +3,10 @@
 Two steps, kept apart so that verification can check the second changes no motion:
 
 1. `reference_object(raw)`: the SEMANTIC changes, in the source's frame, structure and names:
-   helical pairs composed (`normalize.helical`), rest pose moved inside the limits
-   (`joint.reanchored`). (Axis normalization, allowed limit swaps and multi-DOF decomposition
-   already happen while reading, since the model cannot hold their input.)
+   helical pairs composed (`normalize.helical`), joints that cannot move (lower = upper) made
+   fixed (`joint.zero_range_fixed`), rest pose moved inside the limits (`joint.reanchored`).
+   (Axis normalization, allowed limit swaps and multi-DOF decomposition already happen while
+   reading, since the model cannot hold their input.)
 2. `canonicalize(reference, up_axis=, scale=)`: REPRESENTATION changes only. It returns the
    placement T and scale s with `reference.transformed(T, s)` being the object in the canonical
    frame, and the canonical object itself, equal to that one up to representation: fixed joints
@@ -30,7 +31,7 @@ from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, 
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
 from normalize.urdf_writer import exact_rpy
 
-CONVENTION_VERSION = "1.0.0"
+CONVENTION_VERSION = "1.1.0"
 ROOT_NAME = "base"
 FULL_TURN = 2.0 * math.pi
 AXIS_TIE_TOLERANCE = 1e-12
@@ -48,10 +49,47 @@ UP_AXIS_ROTATIONS = {
 
 # --------------------------------------------------------------------------- semantic step
 def reference_object(raw: ArticulatedObject) -> tuple[ArticulatedObject, list[Change]]:
-    """`raw` with helical pairs composed and rest poses re-anchored inside the limits."""
+    """`raw` with helical pairs composed, zero-range joints fixed and rest poses re-anchored
+    inside the limits."""
     obj, changes = compose_helical(raw)
+    obj, fixed = fix_zero_range(obj)
     obj, more = reanchor_rest_pose(obj)
-    return obj, changes + more
+    return obj, changes + fixed + more
+
+
+def fix_zero_range(obj: ArticulatedObject) -> tuple[ArticulatedObject, list[Change]]:
+    """Make every moving joint whose limits are equal (lower = upper = q0) a fixed joint at
+    origin @ motion(q0): it cannot move, and simulators disagree on equal limits (MuJoCo
+    ignores them and leaves a free hinge). Joints in a mimic coupling are left as they are."""
+    coupled = {j.mimic.joint for j in obj.joints if j.mimic is not None}
+    changes, joints = [], []
+    for joint in obj.joints:
+        frozen = joint.moving and math.isfinite(joint.lower) and joint.lower == joint.upper
+        if not frozen or joint.mimic is not None or joint.name in coupled:
+            joints.append(joint)
+            continue
+        q0 = joint.lower
+        joints.append(
+            replace(
+                joint,
+                type="fixed",
+                origin=joint.origin @ joint.motion(q0),
+                lower=0.0,
+                upper=0.0,
+                pitch=0.0,
+            )
+        )
+        changes.append(
+            Change(
+                "joint.zero_range_fixed",
+                f"{joint.type} joint with equal limits [{q0!r}, {q0!r}] cannot move; written as "
+                f"a fixed joint at q = {q0!r}",
+                element=f"joint {joint.name}",
+            )
+        )
+    if not changes:
+        return obj, changes
+    return obj.replace(joints=tuple(joints)), changes
 
 
 def reanchor_rest_pose(obj: ArticulatedObject) -> tuple[ArticulatedObject, list[Change]]:
@@ -175,7 +213,9 @@ def resolve_inertials(
     density: float = MESH_DENSITY,
 ) -> tuple[ArticulatedObject, list[Change]]:
     """Links of `moving` keep a valid source inertial, else get one computed from their shapes
-    (collision shapes, else visual shapes); other links keep valid source
+    (collision shapes, else visual shapes); a source inertial whose mass is valid but whose
+    tensor is missing or invalid keeps its mass and centre of mass and gets the shapes' tensor
+    scaled to that mass (`inertial.tensor_computed`). Other links keep valid source
     inertials. Invalid inertials that cannot be replaced are dropped with a record; all-zero
     ones (massless frame links) are simply absent."""
     changes = []
@@ -190,6 +230,26 @@ def resolve_inertials(
         computed, how = None, ""
         if link.name in moving and (link.visuals or link.collisions):
             computed, how = _computed_inertial(link, root, density)
+            declared = inertial is not None and math.isfinite(inertial.mass) and inertial.mass > 0
+            if computed is not None and declared and computed.mass > 0:
+                ratio = inertial.mass / computed.mass
+                kept = Inertial(
+                    inertial.mass,
+                    inertial.com,
+                    computed.inertia * ratio,
+                    method=f"source_mass+{computed.method}",
+                )
+                changes.append(
+                    Change(
+                        "inertial.tensor_computed",
+                        f"source inertia tensor unusable ({reason}); the declared mass "
+                        f"{inertial.mass:g} kg and centre of mass are kept, the tensor is "
+                        f"computed {how} and scaled to that mass (x {ratio:.6g})",
+                        element,
+                    )
+                )
+                links.append(replace(link, inertial=kept))
+                continue
             code = "inertial.computed" if computed is not None else "inertial.degenerate"
             verb = "computed" if computed is not None else "none can be computed:"
             changes.append(
@@ -422,12 +482,17 @@ class Canonical:
     changes: list[Change]
 
 
-def check_meshes(obj: ArticulatedObject, root: Path | None) -> None:
-    """Load every mesh the object uses (raises `mesh.missing` / `mesh.corrupt`)."""
+def check_meshes(obj: ArticulatedObject, root: Path | None) -> list[Change]:
+    """Load every mesh the object uses (raises `mesh.missing` / `mesh.corrupt`); returns what
+    reading them changed or noted (`mesh.unit_scaled`, `texture.missing`, ...), once per file."""
+    changes: dict[tuple[str, str], Change] = {}
     for link in obj.links:
         for g in (*link.visuals, *link.collisions):
             if g.kind == "mesh":
-                load_mesh(Path(g.filename), root=root, element=f"link {link.name}")
+                mesh = load_mesh(Path(g.filename), root=root, element=f"link {link.name}")
+                for change in mesh.changes(element=f"file {Path(g.filename).name}"):
+                    changes.setdefault((change.code, change.message), change)
+    return list(changes.values())
 
 
 def canonicalize(
@@ -440,8 +505,7 @@ def canonicalize(
 ) -> Canonical:
     """Apply the representation rules of the convention to `reference` (see module docstring).
     `root` confines the resources meshes may load (GLTF buffers)."""
-    check_meshes(reference, root)
-    changes = []
+    changes = check_meshes(reference, root)
     if up_axis != "z":
         changes.append(
             Change(

@@ -2,14 +2,19 @@
 
 - `load_mesh(path)` reads OBJ, STL, DAE, GLB or GLTF with trimesh (geometry only) and refuses
   corrupt files (`mesh.corrupt`: unparsable, truncated, NaN/infinite vertices, faces pointing
-  past the vertex list, no faces) and missing ones (`mesh.missing`). Loaded meshes are cached in
-  process by the SHA-256 of the file content, so a mesh shared by many objects is parsed once.
+  past the vertex list, no faces) and missing ones (`mesh.missing`). Vertices are in metres: a
+  COLLADA `<asset><unit meter>` is applied (its `<up_axis>` is not, as in Gazebo and RViz).
+  What reading noted (`mesh.unit_scaled`, `mesh.up_axis_ignored`, and whatever trimesh logged:
+  `texture.missing`, `mesh.loader_warning`) is kept in `Mesh.notes`, never printed. Loaded
+  meshes are cached in process by the SHA-256 of the file content, so a mesh shared by many
+  objects is parsed once.
 - `geometry_bounds(geometry, pose)` is the exact axis-aligned box of a shape placed at `pose`.
 - `mass_properties(geometry)` gives mass, centre of mass and inertia at uniform density
   `MESH_DENSITY`: exact formulas for primitives; for meshes the enclosed volume when the mesh is
   watertight, else its convex hull; a flat mesh (no volume either way) is weighed as a thin shell
   of thickness `SHELL_THICKNESS` (the method is reported).
-- `write_obj_copy` / `write_obj_converted` / `write_capsule_obj` produce the OBJ files of the
+- `write_obj_copy` / `write_obj_converted` / `write_capsule_obj` / `write_unit_sphere_obj`
+  produce the OBJ files of the
   written convention (see docs/convention.md).
 
 `TIMING` accumulates the seconds spent in mesh work (loading, bounds, mass, writing) so that
@@ -31,6 +36,7 @@ import functools
 import hashlib
 import io
 import json
+import logging
 import math
 import os
 import re
@@ -58,6 +64,7 @@ MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf")
 MAX_MESH_BYTES = 256 * 1024 * 1024
 CACHE_BYTES = 256 * 1024 * 1024  # arrays kept in memory per process (the disk store has the rest)
 CAPSULE_SECTIONS = 32
+SPHERE_SECTIONS = 32
 
 TIMING: dict[str, float] = {"load": 0.0, "bounds": 0.0, "mass": 0.0, "write": 0.0}
 
@@ -84,6 +91,11 @@ class Mesh:
     sha256: str
     vertices: np.ndarray
     faces: np.ndarray
+    notes: tuple[tuple[str, str], ...] = ()
+
+    def changes(self, element: str | None = None) -> list[Change]:
+        """The notes taken while reading the file, as recorded changes."""
+        return [Change(code, message, element=element) for code, message in self.notes]
 
     @property
     def nbytes(self) -> int:
@@ -94,6 +106,9 @@ _lock = threading.Lock()
 _cache: OrderedDict[str, Mesh] = OrderedDict()
 _cache_bytes = 0
 _mass_cache: dict[tuple, tuple[float, np.ndarray, np.ndarray, str] | None] = {}
+#: Meshes a source gives as data (`generated_obj`): path -> OBJ bytes, never on disk.
+GENERATED_FOLDER = Path("/arena-generated-meshes")
+_generated: dict[str, bytes] = {}
 _sha_by_stat: dict[tuple, str] = {}
 
 
@@ -102,6 +117,7 @@ def clear_cache() -> None:
     with _lock:
         _cache.clear()
         _mass_cache.clear()
+        _generated.clear()
         _sha_by_stat.clear()
         _cache_bytes = 0
 
@@ -169,19 +185,20 @@ def _disk_write(path: Path | None, body: bytes) -> None:
             tmp.unlink()
 
 
-def _stored_arrays(sha: str) -> tuple[np.ndarray, np.ndarray] | None:
+def _stored_arrays(sha: str) -> tuple[np.ndarray, np.ndarray, tuple] | None:
     body = _disk_read(_disk_path(sha, ".npz"))
     if body is None:
         return None
     with np.load(io.BytesIO(body), allow_pickle=False) as stored:
-        return stored["vertices"], stored["faces"]
+        notes = tuple(tuple(note) for note in json.loads(str(stored["notes"])))
+        return stored["vertices"], stored["faces"], notes
 
 
-def _store_arrays(sha: str, vertices: np.ndarray, faces: np.ndarray) -> None:
+def _store_arrays(sha: str, vertices: np.ndarray, faces: np.ndarray, notes: tuple) -> None:
     path = _disk_path(sha, ".npz")
     if path is not None:
         buffer = io.BytesIO()
-        np.savez(buffer, vertices=vertices, faces=faces)
+        np.savez(buffer, vertices=vertices, faces=faces, notes=np.array(json.dumps(notes)))
         _disk_write(path, buffer.getvalue())
 
 
@@ -294,6 +311,9 @@ def read_mesh_bytes(path: Path, element: str | None = None, what: str = "mesh fi
     """The bytes of a mesh file (or of a material library, texture or GLTF buffer: `what`);
     `mesh.missing` when absent, `mesh.too_large` above the limit."""
     path = Path(path)
+    generated = _generated.get(str(path))
+    if generated is not None:
+        return generated
     inputs.record(path)
     if not path.is_file():
         raise AssetError(
@@ -342,23 +362,171 @@ class _ConfinedResolver(trimesh.resolvers.Resolver):
         return []
 
 
-def _parse(data: bytes, path: Path, root: Path | None) -> tuple[np.ndarray, np.ndarray]:
+class _LibraryLog(logging.Handler):
+    """What trimesh logs. While a thread parses a mesh (`capture`), its warnings (with the
+    failures they carry) are kept, to become the mesh's notes (recorded changes) instead of
+    tracebacks on stderr; outside a parse, warnings go on as one line to this module's logger,
+    without the traceback."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.local = threading.local()
+
+    @contextmanager
+    def capture(self) -> Iterator[list[logging.LogRecord]]:
+        records: list[logging.LogRecord] = []
+        self.local.records = records
+        try:
+            yield records
+        finally:
+            self.local.records = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        records = getattr(self.local, "records", None)
+        if records is not None:
+            records.append(record)
+        else:
+            _log.warning("trimesh: %s", record.getMessage())
+
+
+_log = logging.getLogger(__name__)
+_library_log = _LibraryLog()
+_trimesh_log = logging.getLogger("trimesh")
+_trimesh_log.addHandler(_library_log)
+_trimesh_log.setLevel(logging.WARNING)  # its debug records are many and say nothing of input
+_trimesh_log.propagate = False
+
+_TEXTURE_WORDS = re.compile(r"texture|bumpmap|image", re.IGNORECASE)
+
+
+def _log_notes(records: list[logging.LogRecord], path: Path) -> list[tuple[str, str]]:
+    """(code, message) for each thing trimesh logged while reading `path`: `texture.missing`
+    for a texture it could not load, `mesh.loader_warning` for anything else."""
+    notes = []
+    for record in records:
+        message = record.getMessage()
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, (_TextureNotRead, _TextureMissing)):
+            continue  # answered by `_ColladaTextures`, which notes the missing ones itself
+        if exc is not None:
+            message += f" ({type(exc).__name__}: {exc})"
+        code = "texture.missing" if _TEXTURE_WORDS.search(message) else "mesh.loader_warning"
+        what = "its material lost the texture" if code == "texture.missing" else "trimesh"
+        notes.append((code, f"{path.name}: {what}: {message}"))
+    return list(dict.fromkeys(notes))
+
+
+# --------------------------------------------------------------------------------- units
+_COLLADA_ASSET = re.compile(rb"<asset\b.*?</asset>", re.DOTALL)
+_COLLADA_UNIT = re.compile(rb"<unit\b[^>]*?\bmeter\s*=\s*[\"']([^\"']*)[\"']")
+_COLLADA_UP = re.compile(rb"<up_axis>\s*([^<\s]*)\s*</up_axis>")
+
+
+def _collada_units(data: bytes, path: Path, element: str | None):
+    """(metres per unit, notes) from a COLLADA file's <asset>: `<unit meter>` (default 1) is
+    applied as Gazebo and RViz apply it; `<up_axis>` is not (neither applies it), noted
+    `mesh.up_axis_ignored` when it is not Z_UP."""
+    asset = _COLLADA_ASSET.search(data)
+    if asset is None:
+        return 1.0, []
+    notes = []
+    unit = _COLLADA_UNIT.search(asset.group(0))
+    meter = 1.0
+    if unit is not None:
+        text = unit.group(1).decode("utf-8", "replace").strip()
+        try:
+            meter = float(text)
+        except ValueError:
+            meter = math.nan
+        if not (math.isfinite(meter) and meter > 0):
+            raise _corrupt(path, f"<unit meter={text!r}> is not a positive number", element)
+        if meter != 1.0:
+            notes.append(
+                (
+                    "mesh.unit_scaled",
+                    f'{path.name}: COLLADA <unit meter="{text}"> applied: vertices scaled by '
+                    f"{meter!r} to metres",
+                )
+            )
+    up = _COLLADA_UP.search(asset.group(0))
+    if up is not None and up.group(1) != b"Z_UP":
+        notes.append(
+            (
+                "mesh.up_axis_ignored",
+                f"{path.name}: COLLADA <up_axis> {up.group(1).decode('utf-8', 'replace')} is not "
+                "applied (Gazebo and RViz ignore it): vertices kept as written",
+            )
+        )
+    return meter, notes
+
+
+class _TextureNotRead(Exception):
+    """A COLLADA texture that exists: not decoded, since converted meshes keep no materials."""
+
+
+class _TextureMissing(Exception):
+    """A COLLADA texture that does not exist inside the source root."""
+
+
+class _ColladaTextures(_ConfinedResolver):
+    """Answers trimesh's texture requests for a COLLADA file without reading images: a texture
+    that exists inside the root is not needed (`_TextureNotRead`); one that does not is noted
+    in `missing` (`texture.missing`). trimesh catches both and carries on."""
+
+    def __init__(self, path: Path, root: Path):
+        super().__init__(path, root)
+        self.missing: list[str] = []
+
+    def get(self, name):
+        target = self.path.parent / name
+        inputs.record(target)
+        if is_inside(target, self.root) and target.is_file():
+            raise _TextureNotRead(name)
+        self.missing.append(name)
+        raise _TextureMissing(name)
+
+    def notes(self) -> list[tuple[str, str]]:
+        return [
+            (
+                "texture.missing",
+                f"{self.path.name}: texture {name} does not exist inside the source root; the "
+                "material loses it",
+            )
+            for name in dict.fromkeys(self.missing)
+        ]
+
+
+def _parse(
+    data: bytes, path: Path, root: Path | None, element: str | None = None
+) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, str], ...]]:
+    """(vertices in metres, faces, notes) of a mesh file's bytes."""
     suffix = path.suffix.lower()
     kwargs: dict = {"file_type": suffix[1:], "process": False}
     if suffix in (".obj", ".glb", ".gltf"):
         kwargs["skip_materials"] = True
+    textures = None
     if suffix == ".gltf":
         kwargs["resolver"] = _ConfinedResolver(path, root or path.parent)
-    scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
-    meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh)]
+    elif suffix == ".dae":
+        kwargs["resolver"] = textures = _ColladaTextures(path, root or path.parent)
+    meter, notes = _collada_units(data, path, element) if suffix == ".dae" else (1.0, [])
+    with _library_log.capture() as records:
+        scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
+        meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh)]
+    if textures is not None:
+        notes += textures.notes()
+    notes = tuple(notes + _log_notes(records, path))
     if not meshes:
-        return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
+        return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), notes
     vertices, faces, offset = [], [], 0
     for mesh in meshes:
         vertices.append(np.asarray(mesh.vertices, dtype=float))
         faces.append(np.asarray(mesh.faces, dtype=np.int64) + offset)
         offset += len(mesh.vertices)
-    return np.concatenate(vertices), np.concatenate(faces)
+    vertices = np.concatenate(vertices)
+    if meter != 1.0:
+        vertices = vertices * meter
+    return vertices, np.concatenate(faces), notes
 
 
 def load_mesh(path: Path, *, root: Path | None = None, element: str | None = None) -> Mesh:
@@ -382,10 +550,10 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
             return cached
         stored = _stored_arrays(sha)
         if stored is not None:
-            vertices, faces = stored
+            vertices, faces, notes = stored
         else:
             try:
-                vertices, faces = _parse(data, path, root)
+                vertices, faces, notes = _parse(data, path, root, element)
             except AssetError:
                 raise
             except Exception as exc:  # trimesh raises many kinds on bad input
@@ -397,10 +565,10 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
         if faces.min() < 0 or faces.max() >= len(vertices):
             raise _corrupt(path, "faces refer to vertices that do not exist", element)
         if stored is None:
-            _store_arrays(sha, vertices, faces)
+            _store_arrays(sha, vertices, faces, notes)
         vertices.setflags(write=False)
         faces.setflags(write=False)
-        return _store(Mesh(sha, vertices, faces))
+        return _store(Mesh(sha, vertices, faces, notes))
 
 
 def _cached(sha: str) -> Mesh | None:
@@ -442,6 +610,8 @@ def geometry_bounds(
         half = np.abs(rot) @ (np.asarray(size[:3], dtype=float) / 2.0)
     elif geometry.kind == "sphere":
         half = np.full(3, size[0])
+    elif geometry.kind == "ellipsoid":  # the support of an ellipsoid along each world axis
+        half = np.sqrt((rot**2) @ (np.asarray(size[:3], dtype=float) ** 2))
     else:  # cylinder or capsule along the local z axis: (radius, length)
         radius, length = size[0], size[1]
         axis = rot[:, 2]
@@ -464,6 +634,10 @@ def _primitive_mass(geometry: Geometry, density: float):
         r = size[0]
         m = density * 4.0 / 3.0 * math.pi * r**3
         return m, np.eye(3) * 0.4 * m * r * r
+    if geometry.kind == "ellipsoid":
+        a, b, c = size[:3]
+        m = density * 4.0 / 3.0 * math.pi * a * b * c
+        return m, np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) * m / 5.0
     r, length = size[0], size[1]
     m_cyl = density * math.pi * r * r * length
     ixx = m_cyl * (3 * r * r + length * length) / 12.0
@@ -702,6 +876,58 @@ def capsule_trimesh(radius: float, length: float) -> trimesh.Trimesh:
     return trimesh.creation.capsule(
         height=length, radius=radius, count=[CAPSULE_SECTIONS, CAPSULE_SECTIONS]
     )
+
+
+def generated_obj(vertices: np.ndarray, faces: np.ndarray) -> Path:
+    """The path of an OBJ holding a mesh that a source gives as data, not as a file (MuJoCo
+    inline vertices, height fields). Nothing is written: the OBJ text is kept in this process
+    under a path in `GENERATED_FOLDER` (named by its SHA-256), which every reader here
+    (`read_mesh_bytes`, so `load_mesh` and the OBJ copy into the object folder) serves from
+    memory; an object is read, written and verified in one process."""
+    text = _obj_text(np.asarray(vertices, dtype=float), np.asarray(faces, dtype=np.int64))
+    data = text.encode("utf-8")
+    path = GENERATED_FOLDER / f"{hashlib.sha256(data).hexdigest()}.obj"
+    with _lock:
+        _generated[str(path)] = data
+    return path
+
+
+def height_field_mesh(elevation: np.ndarray, size) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices, faces) of a closed MuJoCo height field: `elevation` (nrow, ncol) in [0, 1],
+    `size` (x, y, z_top, z_bottom) as MuJoCo's `hfield_size`; row r lies at
+    y = (2 r / (nrow - 1) - 1) size_y, column c at x = (2 c / (ncol - 1) - 1) size_x; the top
+    at z = elevation * size_z, a flat bottom at z = -z_bottom, closed by walls."""
+    rows, cols = elevation.shape
+    x = (2.0 * np.arange(cols) / (cols - 1) - 1.0) * size[0]
+    y = (2.0 * np.arange(rows) / (rows - 1) - 1.0) * size[1]
+    gx, gy = np.meshgrid(x, y)
+    top = np.column_stack([gx.ravel(), gy.ravel(), elevation.ravel() * size[2]])
+    bottom = top.copy()
+    bottom[:, 2] = -size[3]
+    index = np.arange(rows * cols).reshape(rows, cols)
+    a, b = index[:-1, :-1].ravel(), index[:-1, 1:].ravel()
+    c, d = index[1:, :-1].ravel(), index[1:, 1:].ravel()
+    up = np.concatenate([np.column_stack([a, b, d]), np.column_stack([a, d, c])])
+    n = rows * cols
+    down = up[:, ::-1] + n
+    ring = np.concatenate([index[0, :], index[1:, -1], index[-1, -2::-1], index[-2:0:-1, 0]])
+    start, end = ring, np.roll(ring, -1)
+    walls = np.concatenate(
+        [np.column_stack([start, start + n, end]), np.column_stack([end, start + n, end + n])]
+    )
+    return np.concatenate([top, bottom]), np.concatenate([up, down, walls])
+
+
+def write_unit_sphere_obj(out_dir: Path, names: OutputNames) -> str:
+    """A unit sphere as a UV-sphere triangle mesh of `SPHERE_SECTIONS` sections (its vertices
+    on the sphere; it encloses 99.6% of the ball's volume), written once per object: ellipsoids
+    are this mesh scaled by their semi-axes."""
+    name, new = names.name("sphere:unit", ".obj", stem="unit_sphere")
+    if new:
+        with _timed("write"):
+            mesh = trimesh.creation.uv_sphere(radius=1.0, count=[SPHERE_SECTIONS, SPHERE_SECTIONS])
+            (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
+    return name
 
 
 def write_capsule_obj(radius: float, length: float, out_dir: Path, names: OutputNames) -> str:

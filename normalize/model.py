@@ -38,7 +38,7 @@ from normalize.errors import (
 from normalize.transforms import axis_angle_matrix
 
 JOINT_TYPES = ("fixed", "revolute", "prismatic", "continuous", "helical")
-GEOMETRY_KINDS = ("mesh", "box", "cylinder", "sphere", "capsule")
+GEOMETRY_KINDS = ("mesh", "box", "cylinder", "sphere", "capsule", "ellipsoid")
 AXIS_UNIT_TOLERANCE = 1e-9
 
 
@@ -79,12 +79,13 @@ def _array(value, shape, what: str, element: str) -> np.ndarray:
 class Geometry:
     """A visual or collision shape of a link.
 
-    kind: "mesh" or a primitive ("box", "cylinder", "sphere", "capsule").
+    kind: "mesh" or a primitive ("box", "cylinder", "sphere", "capsule", "ellipsoid").
     origin: pose of the shape in the link frame.
     filename: for meshes, the file as the adapter resolved it (absolute) or, once written, the
         path relative to the object folder.
     scale: per-axis mesh scale.
-    size: box (x, y, z) extents; cylinder and capsule (radius, length); sphere (radius,).
+    size: box (x, y, z) extents; cylinder and capsule (radius, length); sphere (radius,);
+        ellipsoid (x, y, z) semi-axes.
     """
 
     kind: str

@@ -32,6 +32,7 @@ from normalize.meshes import (
     write_capsule_obj,
     write_obj_converted,
     write_obj_copy,
+    write_unit_sphere_obj,
 )
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
@@ -199,7 +200,7 @@ def _written_meshes(
             changes.append(Change(code, message, element=element))
 
     def written(g: Geometry, element: str) -> Geometry:
-        if g.kind not in ("mesh", "capsule"):
+        if g.kind not in ("mesh", "capsule", "ellipsoid"):
             return g
         mesh_dir.mkdir(parents=True, exist_ok=True)
         if g.kind == "capsule":
@@ -210,6 +211,16 @@ def _written_meshes(
                 element,
             )
             return Geometry("mesh", origin=g.origin, filename=f"{MESH_FOLDER}/{name}", name=g.name)
+        if g.kind == "ellipsoid":
+            name = write_unit_sphere_obj(mesh_dir, names)
+            note(
+                "geometry.ellipsoid_meshed",
+                "ellipsoid written as a unit-sphere triangle mesh scaled by its semi-axes (URDF "
+                "has no ellipsoid)",
+                element,
+            )
+            filename = f"{MESH_FOLDER}/{name}"
+            return Geometry("mesh", origin=g.origin, filename=filename, scale=g.size, name=g.name)
         source = Path(g.filename)
         if not source.is_absolute():
             raise ValueError(f"mesh {g.filename} must be an absolute path before writing")

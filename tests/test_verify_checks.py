@@ -169,13 +169,13 @@ def test_kinetic_grams_fall_back_to_split_for_a_nearly_singular_inertia():
     assert massless == 1 and np.array_equal(grams[0], kinematics.SPLIT)
 
 
-def test_zero_range_revolute_is_flagged_as_effectively_fixed(tmp_path):
+def test_zero_range_revolute_is_written_fixed_and_flagged(tmp_path):
     result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf(lower=0.0, upper=0.0)})
+    assert "joint.zero_range_fixed" in {c.code for c in result.changes}
     report = verify_object(result, source)
-    motion = failing(report)["metric.motion"]
-    assert motion.severity == "warning" and motion.element == "joint joint_0"
-    assert motion.value == 0.0
-    assert report.status == "warn"
+    moving = failing(report)["structure.moving_joints"]
+    assert moving.severity == "warning" and moving.value == 0
+    assert report.status == "warn" and report.moving_joints == 0
     assert report.check("simulator.compile")[0].passed
 
 

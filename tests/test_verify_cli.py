@@ -53,7 +53,7 @@ def test_warnings_pass_unless_strict(library):
     assert run.returncode == 1
     data = document(run)
     assert data["summary"]["strict"] is True and data["summary"]["warn"] == 1
-    assert data["objects"][0]["warnings"] == ["metric.motion"]
+    assert data["objects"][0]["warnings"] == ["structure.moving_joints"]  # the hinge is fixed
 
 
 def test_a_failing_object_exits_1_and_is_named_in_the_table(library):

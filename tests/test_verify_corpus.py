@@ -103,12 +103,13 @@ def test_named_corpus_verdicts(corpus_reports):
     # DexterousHands scaled the bucket handle mesh by 0.1 but not its hinge: the axis misses it.
     bucket = report("partnet_mobility__bucket")
     assert bucket.status == "fail" and [c.id for c in bucket.failures] == ["attachment.axis"]
-    # Joints frozen with limits [0, 0] carry no motion.
+    # Joints frozen with limits [0, 0] cannot move: written fixed, so nothing moves at all.
     pendulum = report(
         "example_robot_data__double_pendulum__example-robot-data__robots__"
         "double_pendulum_description__urdf__double_pendulum"
     )
-    assert pendulum.status == "warn" and pendulum.warnings == ["metric.motion"]
+    assert pendulum.status == "warn" and pendulum.warnings == ["structure.moving_joints"]
+    assert pendulum.moving_joints == 0
     # The rack-and-pinion gear mesh is a remote URL: dropped, never fetched.
     rack = report("sdformat_tests_urdf__joint_mimic_rack_pinion__joint_mimic_rack_pinion")
     assert rack.status == "warn" and rack.warnings == ["geometry.shape_dropped"]

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from normalize.adapters.registry import register
-from normalize.changes import Change
+from normalize.changes import Change, shape_dropped
 from normalize.errors import AssetError, ClosedLoopError
-from normalize.meshes import resolve_mesh_file
+from normalize.meshes import generated_obj, height_field_mesh, resolve_mesh_file
 from normalize.model import (
     AXIS_UNIT_TOLERANCE,
     ArticulatedObject,
@@ -220,6 +220,13 @@ class _Build:
     # Pose of each MuJoCo body frame in its link frame (identity unless the body's last joint
     # has an anchor off the body origin).
     body_frames: dict[str, np.ndarray] = field(default_factory=dict)
+    # Shapes with a surface that could not be converted (`normalize.changes.shape_dropped`).
+    dropped: list[dict] = field(default_factory=list)
+
+    def drop(self, kind: str, element: str, why: str, extent=None) -> None:
+        change, record = shape_dropped(kind, element, why, extent)
+        self.changes.append(change)
+        self.dropped.append(record)
 
 
 def _subtree(model, body: int) -> list[int]:
@@ -255,6 +262,7 @@ def _geometries(model, body: int, to_link: np.ndarray, root: Path, path: str, bu
         mj.mjtGeom.mjGEOM_SPHERE: "sphere",
         mj.mjtGeom.mjGEOM_CYLINDER: "cylinder",
         mj.mjtGeom.mjGEOM_CAPSULE: "capsule",
+        mj.mjtGeom.mjGEOM_ELLIPSOID: "ellipsoid",
         mj.mjtGeom.mjGEOM_MESH: "mesh",
     }
     visuals, collisions = [], []
@@ -263,16 +271,6 @@ def _geometries(model, body: int, to_link: np.ndarray, root: Path, path: str, bu
         name = model.geom(g).name or f"geom{g}"
         gtype = int(model.geom_type[g])
         kind = kinds.get(gtype)
-        if kind is None:
-            type_name = mj.mjtGeom(gtype).name.removeprefix("mjGEOM_").lower()
-            build.changes.append(
-                Change(
-                    "mjcf.geom_skipped",
-                    f"{type_name} geom {name} has no equivalent shape; skipped",
-                    element=f"geom {name}",
-                )
-            )
-            continue
         material = int(model.geom_matid[g])
         alpha = model.mat_rgba[material][3] if material >= 0 else model.geom_rgba[g][3]
         visible = int(model.geom_group[g]) in VISIBLE_GROUPS and alpha > 0
@@ -287,16 +285,37 @@ def _geometries(model, body: int, to_link: np.ndarray, root: Path, path: str, bu
                 )
             )
             continue
+        if gtype == mj.mjtGeom.mjGEOM_PLANE:  # an infinite ground, not part of the object
+            build.changes.append(
+                Change(
+                    "mjcf.geom_skipped",
+                    f"plane geom {name} (an infinite ground plane) skipped",
+                    element=f"geom {name}",
+                )
+            )
+            continue
         pose = to_link @ _pose(model.geom_pos[g], model.geom_quat[g])
         size = model.geom_size[g]
         if kind == "mesh":
             geometry = _mesh_geometry(model, g, name, pose, root, path, build)
             if geometry is None:
                 continue
+        elif gtype == mj.mjtGeom.mjGEOM_HFIELD:
+            geometry = _height_field_geometry(model, g, name, pose, build)
+        elif gtype == mj.mjtGeom.mjGEOM_SDF and int(model.geom_dataid[g]) >= 0:
+            what = f"signed-distance-field geom {name}: its plugin's mesh"
+            geometry = _compiled_mesh(model, int(model.geom_dataid[g]), name, pose, what, build)
+        elif kind is None:  # e.g. a signed-distance-field geom without a mesh
+            type_name = mj.mjtGeom(gtype).name.removeprefix("mjGEOM_").lower()
+            extent = 2.0 * model.geom_aabb[g][3:]
+            build.drop(type_name, f"geom {name}", "no equivalent shape", extent)
+            continue
         elif kind == "box":
             geometry = Geometry("box", origin=pose, size=tuple(2.0 * size), name=name)
         elif kind == "sphere":
             geometry = Geometry("sphere", origin=pose, size=(size[0],), name=name)
+        elif kind == "ellipsoid":
+            geometry = Geometry("ellipsoid", origin=pose, size=tuple(size[:3]), name=name)
         else:
             geometry = Geometry(kind, origin=pose, size=(size[0], 2.0 * size[1]), name=name)
         if visible:
@@ -304,6 +323,39 @@ def _geometries(model, body: int, to_link: np.ndarray, root: Path, path: str, bu
         if colliding:
             collisions.append(geometry)
     return visuals, collisions
+
+
+def _compiled_mesh(model, mesh: int, name, pose, what: str, build: _Build) -> Geometry:
+    """A mesh that has no file (inline vertices, an SDF plugin's mesh) as MuJoCo compiled it,
+    in the compiled geom frame, written to a generated OBJ (`mjcf.mesh_generated`)."""
+    vertices = model.mesh_vert[model.mesh_vertadr[mesh] :][: model.mesh_vertnum[mesh]]
+    faces = model.mesh_face[model.mesh_faceadr[mesh] :][: model.mesh_facenum[mesh]]
+    build.changes.append(
+        Change(
+            "mjcf.mesh_generated",
+            f"{what}, written as a triangle mesh from MuJoCo's compiled vertices",
+            element=f"geom {name}",
+        )
+    )
+    return Geometry("mesh", origin=pose, filename=str(generated_obj(vertices, faces)), name=name)
+
+
+def _height_field_geometry(model, g, name, pose, build: _Build) -> Geometry:
+    """A height field geom as the closed triangle mesh of its samples (`height_field_mesh`)."""
+    field = int(model.geom_dataid[g])
+    rows, cols = int(model.hfield_nrow[field]), int(model.hfield_ncol[field])
+    start = int(model.hfield_adr[field])
+    elevation = model.hfield_data[start : start + rows * cols].reshape(rows, cols)
+    vertices, faces = height_field_mesh(elevation, model.hfield_size[field])
+    build.changes.append(
+        Change(
+            "mjcf.mesh_generated",
+            f"height field geom {name} ({rows} x {cols} samples) converted to a closed triangle "
+            "mesh",
+            element=f"geom {name}",
+        )
+    )
+    return Geometry("mesh", origin=pose, filename=str(generated_obj(vertices, faces)), name=name)
 
 
 def _mesh_geometry(model, g, name, pose, root: Path, path: str, build: _Build):
@@ -314,14 +366,7 @@ def _mesh_geometry(model, g, name, pose, root: Path, path: str, build: _Build):
     address = int(model.mesh_pathadr[mesh])
     file = model.paths[address:].split(b"\0", 1)[0].decode() if address >= 0 else ""
     if not file:
-        build.changes.append(
-            Change(
-                "mjcf.geom_skipped",
-                f"mesh geom {name} has inline vertices and no mesh file; skipped",
-                element=f"geom {name}",
-            )
-        )
-        return None
+        return _compiled_mesh(model, mesh, name, pose, f"mesh geom {name}: inline vertices", build)
     target = Path(file)
     if not target.is_absolute():
         target = Path(path).parent / target
@@ -584,6 +629,7 @@ def model_to_object(model, candidate: Candidate, changes=()) -> ArticulatedObjec
         extra={
             "changes": tuple(build.changes),
             "source_frames": {k: v for k, v in build.body_frames.items()},
+            "dropped_shapes": tuple(build.dropped),
         },
     )
     return ArticulatedObject(model_name, build.links, list(kept.values()), info)

@@ -18,7 +18,7 @@ import numpy as np
 
 from normalize.adapters.mjcf import discover_xml_entries
 from normalize.adapters.registry import register
-from normalize.changes import Change
+from normalize.changes import Change, shape_dropped
 from normalize.errors import AssetError, ClosedLoopError, DuplicateNameError
 from normalize.meshes import resolve_mesh_file
 from normalize.model import (
@@ -52,7 +52,10 @@ UNBOUNDED = 1e16
 PITCH_AGREEMENT = 1e-3
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _NON_FINITE = re.compile(r"^[+-]?(nan|inf|infinity)$", re.IGNORECASE)
-_SKIPPED_SHAPES = ("plane", "ellipsoid", "heightmap", "image", "polyline", "empty")
+# Shapes without a surface of the object: an infinite ground plane, the empty shape.
+_SKIPPED_SHAPES = ("plane", "empty")
+# Shapes with a surface the model cannot hold: dropped, recorded and warned about.
+_DROPPED_SHAPES = ("heightmap", "image", "polyline")
 MODEL_FRAME = "__model__"
 
 
@@ -85,6 +88,9 @@ class _Frame:
 
 @dataclass
 class _JointSpec:
+    """parent, child: the links the joint connects (the frames named in the file resolved to
+    the links they are attached to); frame: the joint frame's key in the pose graph."""
+
     name: str
     node: object
     scope: str
@@ -92,6 +98,7 @@ class _JointSpec:
     version: tuple[int, int]
     parent: str
     child: str
+    frame: str
 
 
 @dataclass
@@ -104,9 +111,21 @@ class _LinkSpec:
 
 @dataclass
 class _Model:
+    """frames: the pose graph; attached: frame -> the frame it is attached to (joints: their
+    child; `<frame>`s: attached_to, else their model frame; model frames: the canonical link,
+    else the first nested model's frame); links are attached to themselves."""
+
     frames: dict[str, _Frame] = field(default_factory=dict)
     links: list[_LinkSpec] = field(default_factory=list)
     joints: list[_JointSpec] = field(default_factory=list)
+    attached: dict[str, str] = field(default_factory=dict)
+
+
+def joint_key(scoped: str, version: tuple[int, int]) -> str:
+    """The pose-graph key of a joint frame: its name from SDFormat 1.7 on, where every sibling
+    has a unique name; before 1.7 names are unique per element type only (a link and a joint
+    may share one), so joints get their own namespace."""
+    return scoped if version >= (1, 7) else f"{scoped} (joint)"
 
 
 class _SdfReader:
@@ -118,6 +137,7 @@ class _SdfReader:
         self.changes = changes
         self.model = _Model()
         self.resolved: dict[str, np.ndarray] = {"": np.eye(4)}
+        self.dropped: list[dict] = []  # see normalize.changes.shape_dropped
 
     # ------------------------------------------------------------------ errors and numbers
     def error(self, message, code, element=None, path=None, stage="parse"):
@@ -188,6 +208,8 @@ class _SdfReader:
         if name == "world":
             return "world"
         scoped = _scoped(scope, name)
+        if scoped not in self.model.frames and _scoped(scoped, MODEL_FRAME) in self.model.frames:
+            return _scoped(scoped, MODEL_FRAME)  # a nested model's name is its model frame
         if scoped not in self.model.frames:
             raise self.error(f"frame {name!r} is not defined", "sdf.unknown_name", element, path)
         return scoped
@@ -228,6 +250,7 @@ class _SdfReader:
             )
         # Names first, so that poses may refer to frames declared later in the file.
         pending = []
+        first_link = first_model = None
         for child in node:
             tag, name = child.tag, child.get("name")
             if tag in ("link", "joint", "frame") and not name:
@@ -235,6 +258,7 @@ class _SdfReader:
             if tag == "link":
                 self.model.links.append(_LinkSpec(_scoped(scope, name), child, scope, file))
                 pending.append((tag, name, child))
+                first_link = first_link or _scoped(scope, name)
             elif tag in ("frame", "joint", "model", "include"):
                 pending.append((tag, name, child))
         for tag, name, child in pending:
@@ -243,20 +267,35 @@ class _SdfReader:
                 if tag == "frame" and child.get("attached_to"):
                     default = None
                 self.add_frame(_scoped(scope, name), np.eye(4), default, f"{tag} {name}", file)
+                if tag == "frame":
+                    self.model.attached[_scoped(scope, name)] = model_frame
             elif tag == "joint":
-                self.add_frame(_scoped(scope, name), np.eye(4), None, f"joint {name}", file)
+                key = joint_key(_scoped(scope, name), version)
+                self.add_frame(key, np.eye(4), None, f"joint {name}", file)
         for tag, name, child in pending:
             if tag == "model":
-                self.nested(child, scope, name, file, version, stack, model_frame)
+                inner = self.nested(child, scope, name, file, version, stack, model_frame)
             elif tag == "include":
-                self.include(child, scope, file, stack, model_frame)
+                inner = self.include(child, scope, file, stack, model_frame)
+            else:
+                continue
+            first_model = first_model or _scoped(inner, MODEL_FRAME)
+        # The model frame is attached to its canonical link: the one named, else the first
+        # link, else the first nested model's frame (for joints and frames that name a model).
+        canonical = first_link or first_model
+        if node.get("canonical_link"):
+            where = f"model {scope or '(top)'}"
+            canonical = self.frame_name(scope, node.get("canonical_link"), where, file)
+        if canonical:
+            self.model.attached[model_frame] = canonical
         for tag, name, child in pending:
             if tag not in ("link", "frame", "joint"):
                 continue
             scoped = _scoped(scope, name)
             element = f"{tag} {scoped}"
             pose, relative_to = self.pose(child, element, file)
-            frame = self.model.frames[scoped]
+            key = joint_key(scoped, version) if tag == "joint" else scoped
+            frame = self.model.frames[key]
             frame.pose = pose
             if tag == "joint":
                 ends = []
@@ -265,10 +304,13 @@ class _SdfReader:
                     if text is None:
                         raise self.error(f"joint has no <{role}>", "sdf.missing", element, file)
                     ends.append(self.frame_name(scope, text, element, file))
-                self.model.joints.append(_JointSpec(scoped, child, scope, file, version, *ends))
+                spec = _JointSpec(scoped, child, scope, file, version, *ends, frame=key)
+                self.model.joints.append(spec)
                 frame.relative_to = ends[1]  # SDFormat: a joint's pose is in its child's frame
+                self.model.attached[key] = ends[1]
             elif tag == "frame" and child.get("attached_to"):
-                frame.relative_to = self.frame_name(scope, child.get("attached_to"), element, file)
+                target = self.frame_name(scope, child.get("attached_to"), element, file)
+                frame.relative_to = self.model.attached[scoped] = target
             if relative_to:
                 frame.relative_to = self.frame_name(scope, relative_to, element, file)
 
@@ -282,6 +324,7 @@ class _SdfReader:
             target = self.frame_name(scope, relative_to, f"model {inner}", file)
         self.add_frame(_scoped(inner, MODEL_FRAME), pose, target, f"model {inner}", file)
         self.read_model(node, inner, file, version, stack)
+        return inner
 
     def include(self, node, scope, file, stack, model_frame):
         uri = _text(node, "uri")
@@ -309,6 +352,7 @@ class _SdfReader:
             where = self.frame_name(scope, relative_to, f"include {uri}", file)
         self.add_frame(_scoped(inner, MODEL_FRAME), pose, where, f"model {inner}", file)
         self.read_model(included, inner, target, version, (*stack, real))
+        return inner
 
     def first_model(self, path: Path):
         """(first <model> element, version) of an SDFormat file."""
@@ -379,11 +423,19 @@ class _SdfReader:
             )
         shape = shapes[0]
         kind = shape.tag
-        if kind in _SKIPPED_SHAPES or (kind == "mesh" and _child(shape, "submesh") is not None):
-            what = "a <submesh> of a mesh" if kind == "mesh" else f"a {kind}"
+        if kind in _SKIPPED_SHAPES:
             self.changes.append(
-                Change("sdf.geom_skipped", f"{what} has no equivalent shape; skipped", where)
+                Change("sdf.geom_skipped", f"a {kind} has no surface of the object; skipped", where)
             )
+            return None
+        if kind in _DROPPED_SHAPES or (kind == "mesh" and _child(shape, "submesh") is not None):
+            extent = None
+            if kind == "heightmap" and _text(shape, "size") is not None:
+                extent = self.vector(_text(shape, "size"), 3, "heightmap size", where, spec.file)
+            what = "a <submesh> of a mesh" if kind == "mesh" else kind
+            change, record = shape_dropped(what, where, "no equivalent shape", extent)
+            self.changes.append(change)
+            self.dropped.append(record)
             return None
         origin = self.content_pose(node, spec, to_link, where)
         file = spec.file
@@ -393,6 +445,8 @@ class _SdfReader:
             size = tuple(self.vector(_text(shape, "size"), 3, "box size", where, file))
         elif kind == "sphere":
             size = (self.scalar(shape, "radius", 1.0, where, file),)
+        elif kind == "ellipsoid":
+            size = tuple(self.vector(_text(shape, "radii", "1 1 1"), 3, "radii", where, file))
         elif kind in ("cylinder", "capsule"):
             size = (
                 self.scalar(shape, "radius", 1.0, where, file),
@@ -492,7 +546,7 @@ class _SdfReader:
         vector = unit_axis(
             vector, what=tag, element=element, changes=self.changes, path=str(spec.file)
         )
-        joint_frame = self.world_pose(spec.name)
+        joint_frame = self.world_pose(spec.frame)
         expressed = self.axis_frame(spec, node, xyz, element)
         if expressed is not None:
             rotation = joint_frame[:3, :3].T @ self.world_pose(expressed)[:3, :3]
@@ -676,14 +730,36 @@ class _SdfReader:
         # The world frame, seen from the model frame (used by joints to "world").
         self.resolved["world"] = invert(model_pose)
         self.read_model(node, "", self.entry, version, (Path(os.path.realpath(self.entry)),))
+        links = {link.name for link in self.model.links}
+        for spec in self.model.joints:
+            element = f"joint {spec.name}"
+            spec.parent = self.attached_link(spec.parent, links, element, spec.file)
+            spec.child = self.attached_link(spec.child, links, element, spec.file)
         return name, self.model.joints
+
+    def attached_link(self, frame: str, links: set[str], element: str, path: Path) -> str:
+        """The link (or `world`) a frame is attached to: a joint's parent or child may name a
+        link, a `<frame>`, a joint or a model frame (SDFormat 1.8+); they move with it."""
+        chain, current = [], frame
+        while current not in links and current != "world":
+            if current in chain or current not in self.model.attached:
+                problem = (
+                    "is attached to frames in a cycle: " + " -> ".join([*chain, current])
+                    if current in chain
+                    else f"is attached to {current or 'the model frame'!r}, which has no link"
+                )
+                code = "sdf.pose_cycle" if current in chain else "sdf.missing"
+                raise self.error(f"frame {frame!r} {problem}", code, element, path)
+            chain.append(current)
+            current = self.model.attached[current]
+        return current
 
     def each_joint(self) -> dict[str, list[Joint] | AssetError]:
         """Every joint converted on its own, in the frame of its parent link's SDF frame."""
         _, specs = self.read_entities()
         out: dict[str, list[Joint] | AssetError] = {}
         for spec in specs:
-            origin = invert(self.world_pose(spec.parent)) @ self.world_pose(spec.name)
+            origin = invert(self.world_pose(spec.parent)) @ self.world_pose(spec.frame)
             try:
                 out[spec.name] = self.joint(spec, origin)[1]
             except AssetError as exc:
@@ -696,9 +772,11 @@ class _SdfReader:
         uses_world = any(s.parent == "world" for s in specs)
         frames = {}  # link name -> our link frame in model coordinates
         for spec in specs:
-            frames[spec.child] = self.world_pose(spec.name)
+            frames[spec.child] = self.world_pose(spec.frame)
         for link in self.model.links:
-            frames.setdefault(link.name, self.world_pose(link.name))
+            # The root link's frame is the model frame: the model's axes (z up) stay the
+            # world's even when the root link's <pose> is rotated.
+            frames.setdefault(link.name, np.eye(4))
         links = [Link("world")] if uses_world else []
         if uses_world:
             frames["world"] = self.resolved["world"]
@@ -706,7 +784,7 @@ class _SdfReader:
         joints: dict[str, Joint] = {}
         mimics = []
         for spec in specs:
-            origin = invert(frames[spec.parent]) @ self.world_pose(spec.name)
+            origin = invert(frames[spec.parent]) @ self.world_pose(spec.frame)
             extra, new, mimic = self.joint(spec, origin)
             links += extra
             joints.update((j.name, j) for j in new)
@@ -721,7 +799,11 @@ class _SdfReader:
         info = SourceInfo(
             library=self.source.name,
             labels={"robot_name": name},
-            extra={"changes": tuple(self.changes), "source_frames": source_frames},
+            extra={
+                "changes": tuple(self.changes),
+                "source_frames": source_frames,
+                "dropped_shapes": tuple(self.dropped),
+            },
         )
         return ArticulatedObject(name, links, list(joints.values()), info)
 

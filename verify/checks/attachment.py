@@ -62,6 +62,9 @@ class Cloud:
 def _primitive(kind: str, size: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
     if kind == "box":
         mesh = trimesh.creation.box(extents=size[:3])
+    elif kind == "ellipsoid":
+        mesh = trimesh.creation.icosphere(subdivisions=2, radius=1.0)
+        mesh.vertices = mesh.vertices * np.asarray(size[:3])
     elif kind == "sphere":
         mesh = trimesh.creation.icosphere(subdivisions=2, radius=size[0])
     elif kind == "cylinder":

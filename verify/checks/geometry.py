@@ -5,8 +5,11 @@ trimesh (`normalize.meshes.load_mesh`, which also refuses NaN vertices, faces pa
 list and files without triangles). A mesh without surface (total triangle area 0) or with fewer
 than 4 vertices cannot bound a volume and is reported as degenerate. The rest-pose bounding box
 of all shapes must be finite; an object whose largest extent is above 20 m or below 1 mm is
-flagged. Textures, material libraries and remote meshes that normalization had to drop (its
-changes `texture.missing`, `mesh.material_missing`, `mesh.remote_dropped`) are warnings.
+flagged. Textures, material libraries and shapes that normalization had to drop (its changes
+`texture.missing`, `mesh.material_missing`, `mesh.remote_dropped`, `geometry.shape_dropped`) are
+warnings with their count; when the dropped shapes are more than `DROPPED_SHARE` of the object's
+surface (each shape measured by the surface of its box in its link frame, in the source), the
+object also fails `geometry.shape_dropped_share`, which sends it to review.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from normalize.changes import SHAPE_DROPPED, box_surface
 from normalize.convention import link_shapes
 from normalize.errors import AssetError
 from normalize.meshes import geometry_bounds, load_mesh
@@ -33,12 +37,14 @@ AREA_FRACTION = 1e-12
 _PROBLEMS: dict[str, tuple[bool, bool]] = {}
 MAX_CACHED = 100_000
 
-#: Normalization changes that verification reports as warnings: change code -> (check id, what).
+#: Normalization changes that verification reports as warnings: check id -> (what, change codes).
 DROPPED = {
-    "texture.missing": ("geometry.texture_missing", "texture image(s)"),
-    "mesh.material_missing": ("geometry.material_missing", "material library file(s)"),
-    "mesh.remote_dropped": ("geometry.shape_dropped", "shape(s) behind remote URLs"),
+    "geometry.texture_missing": ("texture image(s)", ("texture.missing",)),
+    "geometry.material_missing": ("material library file(s)", ("mesh.material_missing",)),
+    "geometry.shape_dropped": ("shape(s)", ("mesh.remote_dropped", SHAPE_DROPPED)),
 }
+#: Above this share of the object's surface, dropped shapes send the object to review.
+DROPPED_SHARE = 0.25
 
 
 def absolute(g: Geometry, folder: Path) -> Geometry:
@@ -216,8 +222,8 @@ def _bounds(ctx: Context, meshes: dict) -> list[CheckResult]:
 
 def _dropped(ctx: Context) -> list[CheckResult]:
     out = []
-    for code, (check_id, what) in DROPPED.items():
-        changes = [c for c in ctx.result.changes if c.code == code]
+    for check_id, (what, codes) in DROPPED.items():
+        changes = [c for c in ctx.result.changes if c.code in codes]
         if not changes:
             out.append(single(check_id, "warning", True, f"no {what} dropped", value=0))
             continue
@@ -234,4 +240,33 @@ def _dropped(ctx: Context) -> list[CheckResult]:
                 element=changes[0].element,
             )
         )
+    out.append(_dropped_share(ctx))
     return out
+
+
+def _dropped_share(ctx: Context) -> CheckResult:
+    """The dropped shapes' share of the source object's surface (each shape by the surface of
+    its box in its link frame; shapes of unknown size are left out)."""
+    raw = ctx.result.raw
+    dropped = [d for d in raw.source.extra.get("dropped_shapes", ()) if d["area"] is not None]
+    lost = sum(d["area"] for d in dropped)
+    if not lost:
+        return single("geometry.shape_dropped_share", "warning", True, "no shape dropped", value=0)
+    kept = 0.0
+    for link in raw.links:
+        for g in link_shapes(link):
+            found = geometry_bounds(g, np.eye(4), root=ctx.source.path)
+            area = None if found is None else box_surface(found[1] - found[0])
+            kept += area or 0.0
+    share = lost / (lost + kept)
+    passed = share <= DROPPED_SHARE
+    return single(
+        "geometry.shape_dropped_share",
+        "warning",
+        passed,
+        f"dropped shapes are {share:.0%} of the object's surface"
+        + ("" if passed else f" (above {DROPPED_SHARE:.0%}: the object needs review)"),
+        value=share,
+        threshold=DROPPED_SHARE,
+        element=dropped[0]["element"],
+    )
