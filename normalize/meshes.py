@@ -348,7 +348,8 @@ def _parse(data: bytes, path: Path, root: Path | None) -> tuple[np.ndarray, np.n
     if suffix in (".obj", ".glb", ".gltf"):
         kwargs["skip_materials"] = True
     if suffix == ".gltf":
-        kwargs["resolver"] = _ConfinedResolver(path, root or path.parent)
+        inside = root is not None and is_inside(path, root)  # else a trusted package root's
+        kwargs["resolver"] = _ConfinedResolver(path, root if inside else path.parent)
     scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
     meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh)]
     if not meshes:
