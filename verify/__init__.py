@@ -7,8 +7,9 @@
 
 Check families (docs/verification.md lists every id, severity and tolerance): structure of the
 file read back (`verify.checks.structure`), the metric (`.kinematics`: self-distance, swap
-invariance, motion), geometry, inertia, attachment of parts, MuJoCo load and kinematics
-(`.simulator`), and allowances that waive named checks (`verify.allowances`).
+invariance, motion), geometry, inertia, attachment of parts, fidelity to an independent reading
+of the source and plausibility (`.fidelity`), MuJoCo load and kinematics (`.simulator`), and
+allowances that waive named checks (`verify.allowances`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import re
 import time
 
 from verify.allowances import apply_allowances, object_allowances
-from verify.checks import Context, attachment, geometry, inertia, kinematics, structure
+from verify.checks import (
+    Context,
+    attachment,
+    fidelity,
+    geometry,
+    inertia,
+    kinematics,
+    structure,
+)
 from verify.checks import simulator as simulator_checks
 from verify.report import CheckResult, VerificationReport, rejection_report, source_path_of
 
@@ -31,6 +40,7 @@ FAMILIES = (
     ("geometry", geometry.run),
     ("inertia", inertia.run),
     ("attachment", attachment.run),
+    ("fidelity", fidelity.run),
 )
 
 
