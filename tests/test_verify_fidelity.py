@@ -14,7 +14,7 @@ from verify_assets import CUBE_OBJ, box, door_urdf, mesh, urdf_source, write
 import normalize.adapters.mjcf as mjcf_adapter
 import normalize.adapters.urdf as urdf_adapter
 from normalize.run import normalize_candidate
-from normalize.sources import SourceConfig, discover
+from normalize.sources import Allowance, SourceConfig, discover
 from verify import verify_object
 
 
@@ -244,3 +244,12 @@ def test_a_misread_mjcf_body_is_caught_by_mujoco(tmp_path, monkeypatch):
     assert geometry.element == "link link_0" and "(source link door)" in geometry.message
     assert "MuJoCo" in geometry.message
     assert np.isfinite(geometry.value) and geometry.value > 0.2
+
+
+def test_reversed_limits_accepted_by_an_allowance_compare_in_order(tmp_path):
+    allowance = Allowance("limits.reversed", "authored upside down", ())
+    report = verified(
+        tmp_path, {"cabinet.urdf": door_urdf(lower=1.5, upper=0.0)}, allowances=(allowance,)
+    )
+    assert not fidelity_failures(report)
+    assert report.check("fidelity.link_poses")[0].passed

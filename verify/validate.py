@@ -380,6 +380,7 @@ def validate_command(
 ) -> int:
     """`arena validate`: validate, print, return the exit code (0, 1 or 2)."""
     started = time.perf_counter()
+    os.environ.setdefault("MUJOCO_GL", "disable")  # nothing is rendered: skip loading OpenGL
     try:
         reports = validate_paths(paths, format=format, root=root, package_roots=package_roots)
     except UsageError as exc:

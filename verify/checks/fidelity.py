@@ -225,6 +225,7 @@ def yourdfpy_reading(ctx: Context) -> Reading:
         lower = -math.inf if joint.type == "continuous" else float(limit.lower or 0.0)
         upper = math.inf if joint.type == "continuous" else float(limit.upper or 0.0)
         frame = rest[joint.parent] @ origin_of(joint)
+        lower, upper = min(lower, upper), max(lower, upper)  # reversed ones, when allowed
         source_joints[joint.name] = SourceJoint(
             kind, lower, upper, 0.0, frame[:3, :3] @ axis_of(joint)
         )
@@ -566,14 +567,16 @@ def compare(ctx: Context, reading: Reading) -> list[CheckResult]:
             f"{geometry_rows[e][3]} (tolerance {t:.3g} m)"
         ),
     )
-    out += _mass_rows(obj, memory, members, reading, scale)
+    out += _mass_rows(ctx, members, reading, scale)
     return out
 
 
-def _mass_rows(obj, memory, members, reading: Reading, scale: float) -> list[CheckResult]:
-    """Masses against the declared ones. A link whose inertial normalization recomputed (an
-    invalid source inertia, recorded as a change and in inertia.origin) is only reviewed: the
-    repair is known, the lost mass is still worth a look."""
+def _mass_rows(ctx: Context, members, reading: Reading, scale: float) -> list[CheckResult]:
+    """Masses against the declared ones. A link whose inertial the adapter read and
+    normalization recomputed (an invalid source inertia, recorded as a change and in
+    inertia.origin) is only reviewed: the repair is known, the lost mass still worth a look.
+    A declared mass the adapter did not read at all is graded like any disagreement."""
+    obj, memory, reference = ctx.reread, ctx.result.object, ctx.result.reference
     rows, details = [], {}
     for link in obj.links:
         names = members[link.name]
@@ -582,7 +585,12 @@ def _mass_rows(obj, memory, members, reading: Reading, scale: float) -> list[Che
         expected = scale**3 * sum(reading.masses[n] for n in names)
         mass = link.inertial.mass if link.inertial is not None else 0.0
         kept = memory.link_map[link.name].inertial
-        repaired = kept is not None and not set(kept.method.split("+")) <= {"source", "merged"}
+        read = [reference.link_map[n].inertial for n in names if n in reference.link_map]
+        repaired = (  # the adapter read an inertial, normalization replaced it (recorded)
+            kept is not None
+            and not set(kept.method.split("+")) <= {"source", "merged"}
+            and all(inertial is not None for inertial in read)
+        )
         element = f"link {link.name}"
         rows.append((element, abs(mass - expected) / expected, MASS_TOLERANCE))
         details[element] = (mass, expected, repaired)
