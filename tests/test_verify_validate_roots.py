@@ -97,3 +97,16 @@ def test_root_and_package_root_must_be_folders_holding_the_path(tmp_path, capsys
     assert validate_command([entry], package_roots=[tmp_path / "none"]) == 2
     err = capsys.readouterr().err
     assert "not inside --root" in err and "--package-root" in err
+
+
+def test_a_model_config_folder_confines_like_a_package(tmp_path):
+    model = write(
+        tmp_path / "door_model",
+        {
+            "model.config": "<model><name>door</name><sdf>model.sdf</sdf></model>",
+            "urdf/door.urdf": door_with_mesh("../meshes/door.obj"),
+            "meshes/door.obj": CUBE_OBJ,
+        },
+    )
+    [report] = validate_paths([model / "urdf" / "door.urdf"], workers=1)
+    assert report.status == "pass", [(c.id, c.message) for c in report.failures]
