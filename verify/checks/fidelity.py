@@ -50,6 +50,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from normalize.convention import link_shapes
+from normalize.meshes import load_mesh
+from normalize.paths import resolve_reference
+from normalize.safe_xml import parse_xml
 from normalize.transforms import axis_angle_matrix
 from verify.checks import Context, single
 from verify.report import CheckResult
@@ -166,14 +169,11 @@ def yourdfpy_reading(ctx: Context) -> Reading:
     """yourdfpy's reading of the source URDF (the entry file, or PartNet's mobility.urdf)."""
     import yourdfpy
 
-    from normalize.meshes import load_mesh
-    from normalize.paths import resolve_reference
-    from normalize.safe_xml import parse_xml
-
     candidate, source = ctx.result.candidate, ctx.source
     path = candidate.path if candidate.path.is_file() else candidate.path / "mobility.urdf"
     # The hardened parser reads the XML (yourdfpy's own parser is not; it also logs what it
-    # cannot parse); yourdfpy interprets every element.
+    # cannot parse); yourdfpy interprets every element (`URDF._parse_robot`, what `URDF.load`
+    # runs on the parsed tree).
     xml = parse_xml(path, source.max_file_bytes)
     logging.getLogger("yourdfpy").setLevel(logging.CRITICAL)
     robot = yourdfpy.URDF._parse_robot(xml_element=xml)
@@ -222,8 +222,10 @@ def yourdfpy_reading(ctx: Context) -> Reading:
         if kind is None:
             continue
         limit = joint.limit
-        lower = -math.inf if joint.type == "continuous" else float(limit.lower or 0.0)
-        upper = math.inf if joint.type == "continuous" else float(limit.upper or 0.0)
+        if joint.type == "continuous" or limit is None or limit.lower is None:
+            lower, upper = -math.inf, math.inf
+        else:
+            lower, upper = float(limit.lower), float(limit.upper or 0.0)
         frame = rest[joint.parent] @ origin_of(joint)
         lower, upper = min(lower, upper), max(lower, upper)  # reversed ones, when allowed
         source_joints[joint.name] = SourceJoint(
@@ -237,7 +239,7 @@ def yourdfpy_reading(ctx: Context) -> Reading:
         for shapes, store in ((link.visuals, visuals), (link.collisions, collisions)):
             parts = []
             for shape in shapes:
-                local = _urdf_shape(shape.geometry, path, source, load_mesh, resolve_reference)
+                local = _urdf_shape(shape.geometry, path, source)
                 if local is None:  # remote, missing or unreadable: normalization said so
                     continue
                 origin = np.eye(4) if shape.origin is None else np.asarray(shape.origin, float)
@@ -247,7 +249,8 @@ def yourdfpy_reading(ctx: Context) -> Reading:
     return Reading("yourdfpy", source_joints, visuals, collisions, masses, poses, True)
 
 
-def _urdf_shape(geometry, path, source, load_mesh, resolve_reference) -> np.ndarray | None:
+def _urdf_shape(geometry, path, source) -> np.ndarray | None:
+    """Points of one yourdfpy geometry in its own frame; None when it has none we can load."""
     if geometry is None:
         return None
     if geometry.box is not None:
