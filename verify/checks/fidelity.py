@@ -42,12 +42,15 @@ range check more than GROSS times outside its bound.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial import ConvexHull, QhullError
 
 from normalize.convention import link_shapes
 from normalize.meshes import load_mesh
@@ -99,6 +102,36 @@ def shape_points(kind: str, size) -> np.ndarray:
     return ends
 
 
+_HULLS: OrderedDict[str, np.ndarray] = OrderedDict()
+MAX_HULLS = 4096
+HULL_ABOVE = 64  # vertices: smaller point sets are used as they are
+
+
+def hull_points(key: str, vertices: np.ndarray) -> np.ndarray:
+    """The vertices of the convex hull of `vertices` (cached under `key`, e.g. a mesh's content
+    hash): a rigid or linear map of them has the same bounding box as the whole set, at a
+    fraction of the points. Flat or degenerate sets are kept whole."""
+    if len(vertices) <= HULL_ABOVE:
+        return vertices
+    hull = _HULLS.get(key)
+    if hull is None:
+        try:
+            hull = vertices[ConvexHull(vertices).vertices]
+        except QhullError:  # flat: every point may be extreme
+            hull = np.unique(vertices, axis=0)
+        _HULLS[key] = hull
+        while len(_HULLS) > MAX_HULLS:
+            _HULLS.popitem(last=False)
+    else:
+        _HULLS.move_to_end(key)
+    return hull
+
+
+def mesh_points(mesh, scale) -> np.ndarray:
+    """Hull points of a loaded mesh (`normalize.meshes.Mesh`) at a per-axis scale."""
+    return hull_points(mesh.sha256, np.asarray(mesh.vertices, float)) * scale
+
+
 def _moved(points: np.ndarray, pose: np.ndarray) -> np.ndarray:
     return points @ pose[:3, :3].T + pose[:3, 3]
 
@@ -113,7 +146,7 @@ def canonical_points(obj, meshes: dict) -> dict[str, np.ndarray]:
                 mesh = meshes.get(g.filename)
                 if mesh is None:
                     continue
-                local = np.asarray(mesh.vertices, float) * g.scale
+                local = mesh_points(mesh, g.scale)
             else:
                 local = shape_points(g.kind, g.size)
             parts.append(_moved(local, g.origin))
@@ -271,7 +304,7 @@ def _urdf_shape(geometry, path, source) -> np.ndarray | None:
         mesh = load_mesh(target, root=source.path)
     except Exception:  # remote, missing or unreadable: normalization reported it already
         return None
-    return np.asarray(mesh.vertices, float) * _scale_vector(geometry.mesh.scale)
+    return mesh_points(mesh, _scale_vector(geometry.mesh.scale))
 
 
 def mujoco_reading(ctx: Context) -> Reading:
@@ -345,7 +378,9 @@ def mujoco_reading(ctx: Context) -> Reading:
         if gtype == int(mujoco.mjtGeom.mjGEOM_MESH):
             mesh = int(model.geom_dataid[g])
             start, count = int(model.mesh_vertadr[mesh]), int(model.mesh_vertnum[mesh])
-            local = np.asarray(model.mesh_vert[start : start + count], float)
+            vertices = np.asarray(model.mesh_vert[start : start + count], float)
+            key = "mujoco:" + hashlib.sha256(vertices.tobytes()).hexdigest()
+            local = hull_points(key, vertices)
         elif gtype in names:
             kind = names[gtype]
             if kind == "box":
@@ -636,7 +671,7 @@ def _link_box(link, shapes, meshes) -> np.ndarray | None:
             mesh = meshes.get(g.filename)
             if mesh is None:
                 continue
-            local = np.asarray(mesh.vertices, float) * g.scale
+            local = mesh_points(mesh, g.scale)
         else:
             local = shape_points(g.kind, g.size)
         parts.append(_moved(local, g.origin))
