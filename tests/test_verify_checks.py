@@ -114,6 +114,7 @@ def test_a_door_whose_hinge_is_a_metre_away_goes_to_review_naming_the_source_joi
     axis = failing(report)["attachment.axis"]
     assert axis.severity == "warning" and axis.element == "joint joint_0"
     assert axis.message.startswith("joint joint_0 (source joint hinge): its axis passes")
+    assert "attachment.axis allowance" in axis.message
     assert 0.95 < axis.value < 1.05 and axis.threshold < 0.2
     assert "attachment.range" in report.warnings  # it swings a metre away from the cabinet
     assert "attachment.rest" not in report.warnings  # at rest it is in place

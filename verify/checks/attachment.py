@@ -256,7 +256,11 @@ def run(ctx: Context) -> list[CheckResult]:
             "attachment.range",
             "at q = {q:.4g} its moving part is {v:.4g} m from the rest of the object",
         ),
-        ("attachment.axis", "its axis passes {v:.4g} m from the part it turns"),
+        (
+            "attachment.axis",
+            "its axis passes {v:.4g} m from the part it turns; if that is deliberate (a link "
+            "left out of the model), an attachment.axis allowance waives it",
+        ),
     ):
         severity = SEVERITY[check_id]
         found = rows[check_id]
