@@ -9,6 +9,9 @@
 3. `arena validate /work/shared/corpus/partnet_mobility/10495` as a subprocess, including
    interpreter start-up: wall and CPU (user + sys) seconds, best and median of 5.
 4. The whole sample library through `validate_candidates` with 1 and with 2 worker processes.
+5. What the fidelity checks (verify/checks/fidelity.py) cost on corpus objects of each reader:
+   CPU milliseconds of the family, cold (mesh hulls computed) and warm (hulls cached, as for
+   meshes shared by many objects), against the whole of verify_object (warm).
 
 The machine is shared: the load average at the start and end is recorded with the figures.
 Prints the figures and writes bench/results/verify_bench.json.
@@ -33,7 +36,7 @@ from normalize.sources import SourceConfig, discover, load_sources
 from samples.generate import generate_library
 from verify import FAMILIES as CHECK_FAMILIES
 from verify import verify_object
-from verify.checks import Context, simulator, structure
+from verify.checks import Context, fidelity, geometry, simulator, structure
 from verify.validate import validate_candidates
 
 REPO = Path(__file__).resolve().parents[1]
@@ -108,6 +111,42 @@ def per_family(results, repeat: int) -> dict:
     return {name: round(1000 * seconds / n, 2) for name, seconds in totals.items()}
 
 
+#: Corpus objects whose fidelity cost is measured: yourdfpy (PartNet keyboard, 115 joints; the
+#: panda, heavy meshes), MuJoCo (dm_control manipulator). SDF objects (plausibility only) are
+#: in the sample library's per-family figure.
+FIDELITY_OBJECTS = (
+    "partnet_mobility__7619",
+    "example_robot_data__panda__example-robot-data__robots__panda_description__urdf__panda",
+    "dm_control_suite__manipulator__manipulator",
+)
+
+
+def fidelity_costs(out: Path, repeat: int) -> dict:
+    sources = load_sources(REPO / "tests" / "corpus_sources.yaml")
+    wanted = {c.object_id: (c, s) for s in sources for c in discover(s)}
+    figures = {}
+    for object_id in FIDELITY_OBJECTS:
+        if object_id not in wanted:
+            continue
+        candidate, source = wanted[object_id]
+        result = normalize_candidate(candidate, out)
+        _, total = timed(lambda r=result, s=source: verify_object(r, s), repeat)
+        ctx = Context(result, source)
+        structure.read_back(ctx)
+        geometry.run(ctx)
+        fidelity._HULLS.clear()  # cold: the mesh hulls are computed once per mesh content
+        _, cold = timed(lambda c=ctx: fidelity.run(c), 1)
+        _, warm = timed(lambda c=ctx: fidelity.run(c), repeat)
+        figures[object_id] = {
+            "format": source.format,
+            "moving_joints": len(result.object.moving_joints),
+            "fidelity_cpu_ms_cold": round(cold, 1),
+            "fidelity_cpu_ms_warm": round(warm, 1),
+            "verify_object_cpu_ms": round(total, 1),
+        }
+    return figures
+
+
 def cli_runs(path: Path, runs: int = 5) -> dict:
     walls, cpus = [], []
     for _ in range(runs):
@@ -167,6 +206,8 @@ def main() -> None:
             folder[f"workers_{workers}_s"] = round(time.perf_counter() - start, 2)
         folder["speedup"] = round(folder["workers_1_s"] / folder["workers_2_s"], 2)
         figures["validate_sample_library"] = {"objects": len(candidates), **folder}
+
+        figures["fidelity_cpu_ms_on_corpus"] = fidelity_costs(Path(tmp) / "fidelity", args.repeat)
 
     figures["arena_validate_one_partnet_object"] = cli_runs(CORPUS / "partnet_mobility" / "10495")
     figures["load_average_end"] = [round(v, 2) for v in os.getloadavg()]

@@ -110,6 +110,17 @@ def validate(
         False, "--json", help="Print the JSON report instead of a table."
     ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as failures."),
+    root: Path | None = typer.Option(
+        None,
+        "--root",
+        help="Confine file references to this folder (default: the nearest folder holding "
+        "package.xml or model.config above each PATH, else PATH itself).",
+    ),
+    package_root: list[Path] = typer.Option(
+        [],
+        "--package-root",
+        help="A folder holding ROS packages for package:// references (repeatable).",
+    ),
 ) -> None:
     """Check whether assets may enter the suite, and say why not.
 
@@ -118,7 +129,15 @@ def validate(
     """
     from verify.validate import validate_command
 
-    raise typer.Exit(validate_command(paths, format=format, json_output=json_output, strict=strict))
+    code = validate_command(
+        paths,
+        format=format,
+        json_output=json_output,
+        strict=strict,
+        root=root,
+        package_roots=package_root,
+    )
+    raise typer.Exit(code)
 
 
 @app.command()

@@ -505,10 +505,11 @@ def _parse(
     if suffix in (".obj", ".glb", ".gltf"):
         kwargs["skip_materials"] = True
     textures = None
-    if suffix == ".gltf":
-        kwargs["resolver"] = _ConfinedResolver(path, root or path.parent)
+    resolver_root = root if root is not None and is_inside(path, root) else path.parent
+    if suffix == ".gltf":  # a mesh outside `root` came through a trusted package root
+        kwargs["resolver"] = _ConfinedResolver(path, resolver_root)
     elif suffix == ".dae":
-        kwargs["resolver"] = textures = _ColladaTextures(path, root or path.parent)
+        kwargs["resolver"] = textures = _ColladaTextures(path, resolver_root)
     meter, notes = _collada_units(data, path, element) if suffix == ".dae" else (1.0, [])
     with _library_log.capture() as records:
         scene = trimesh.load_scene(io.BytesIO(data), **kwargs)

@@ -1,8 +1,9 @@
 """Resolve file references of a source asset without ever leaving the source root.
 
 A reference may be relative to the referring file, `package://name/rest` (looked up in configured
-package roots, then by walking up from the referring file to the source root), or `file://` (an
-absolute path, accepted only inside the source root). Every resolved path is checked after
+package roots, which are trusted, then by walking up from the referring file to the source root:
+a folder named `name`, or whose ROS package.xml declares it), or `file://` (an absolute path,
+accepted only inside the source root). Every resolved path is checked after
 symlinks are followed; anything outside the root raises `AssetError` with a `path.*` code.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
@@ -90,6 +92,43 @@ def _ancestors_within(start: Path, root: Path):
         directory = directory.parent
 
 
+_PACKAGE_NAME = re.compile(rb"<name>\s*([^<\s]+)\s*</name>")
+
+
+def package_name(folder: Path) -> str | None:
+    """The `<name>` a ROS `package.xml` in `folder` declares (read from its first 64 KiB)."""
+    try:
+        with open(folder / "package.xml", "rb") as handle:
+            match = _PACKAGE_NAME.search(handle.read(65536))
+    except OSError:
+        return None
+    return match.group(1).decode("utf-8", "replace") if match else None
+
+
+def _is_package(folder: Path, package: str) -> bool:
+    return folder.name == package or package_name(folder) == package
+
+
+def package_folders(
+    package: str, *, referrer: Path, root: Path, package_roots: Sequence[Path] = ()
+) -> tuple[list[Path], list[Path]]:
+    """(folders that are package `package`, every folder looked at), in lookup order: in each
+    configured package root, the root itself or its subfolder `package`; then from the
+    referring file's folder up to the source root, each folder itself (named `package` or
+    with a package.xml declaring it) or its subfolder `package`."""
+    found, looked = [], []
+    bases = [Path(r) for r in package_roots]
+    bases += list(_ancestors_within(referrer.parent, root))
+    for base in bases:
+        for folder in (base, base / package):
+            if folder in looked:
+                continue
+            looked.append(folder)
+            if folder.is_dir() and _is_package(folder, package):
+                found.append(folder)
+    return found, looked
+
+
 def resolve_reference(
     reference: str,
     *,
@@ -100,10 +139,15 @@ def resolve_reference(
 ) -> Path:
     """The file a reference in `referrer` points to, confined to `root`.
 
+    A `package://name/rest` target is `rest` in the first folder that is package `name`
+    (`package_folders`); one in a configured package root may lie outside `root` (the roots
+    are trusted explicitly), every other one must stay inside it.
+
     Raises AssetError: `path.remote` for URLs other than package:// and file://,
     `path.outside_root` / `path.symlink_escape` when the target leaves the root,
-    `path.package_unresolved` when no package root provides a package:// target.
-    The target is not required to exist; callers report missing files with their own code.
+    `path.package_unresolved` when no folder is package `name` (the message names the package
+    and every folder looked at). The target is not required to exist; callers report missing
+    files with their own code.
     """
     ref = reference.strip()
     where = {"path": str(referrer), "element": element}
@@ -112,25 +156,23 @@ def resolve_reference(
     if scheme == "package":
         package = parsed.netloc
         rest = unquote(parsed.path).lstrip("/")
-        candidates = [Path(r) / package / rest for r in package_roots]
-        for directory in _ancestors_within(referrer.parent, root):
-            candidates.append(directory / package / rest)
-            if directory.name == package:
-                candidates.append(directory / rest)
-        for candidate in candidates:
-            if candidate.exists() and is_inside(candidate, root):
-                inputs.record(candidate)
-                return candidate
-        inside = [c for c in candidates if is_inside(c, root)]
-        if not inside:
+        found, looked = package_folders(
+            package, referrer=referrer, root=root, package_roots=package_roots
+        )
+        if not found:
             raise AssetError(
-                f"package://{package} cannot be resolved inside the source root",
+                f"package {package!r} of {ref!r} cannot be resolved: no folder is that package "
+                f"(looked in {', '.join(str(f) for f in looked)}); pass its folder with "
+                "--package-root (arena validate) or package_roots (sources file)",
                 code="path.package_unresolved",
                 stage="resolve",
                 **where,
             )
-        inputs.record(inside[0])
-        return inside[0]
+        targets = [folder / rest for folder in found]
+        target = next((t for t in targets if t.exists()), targets[0])
+        trusted = [r for r in package_roots if is_inside(target, r)]
+        confine_to = trusted[0] if trusted else root
+        return confine(target, confine_to, referrer=str(referrer), element=element)
     if scheme == "file":
         target = Path(unquote(parsed.path))
         return confine(target, root, referrer=str(referrer), element=element)

@@ -35,6 +35,7 @@ from normalize.meshes import (
     write_unit_sphere_obj,
 )
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
+from normalize.paths import is_inside
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
 
 URDF_NAME = "object.urdf"
@@ -224,7 +225,8 @@ def _written_meshes(
         source = Path(g.filename)
         if not source.is_absolute():
             raise ValueError(f"mesh {g.filename} must be an absolute path before writing")
-        confine_to = root or source.parent
+        # A mesh from a trusted package root outside `root` keeps its materials beside it.
+        confine_to = root if root is not None and is_inside(source, root) else source.parent
         if source.suffix.lower() == ".obj":
             name = write_obj_copy(source, mesh_dir, names, confine_to, changes)
         else:

@@ -29,7 +29,7 @@ import threading
 import time
 import traceback
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -169,6 +169,18 @@ def _verify(result, source) -> tuple[str, list[str], dict | None]:
     return report.status, warnings, None
 
 
+def _with_verification_review(assignment, warnings: list[str]):
+    """The assignment, listed for review too when a verification warning asks for it
+    (`verify.report.REVIEW_CHECKS`: attachment.axis, fidelity.*)."""
+    from verify.report import sends_to_review
+
+    review = [w for w in warnings if sends_to_review(w)]
+    if not review:
+        return assignment
+    reason = "verification warnings to review: " + ", ".join(review)
+    return replace(assignment, needs_review=True, reasons=(*assignment.reasons, reason))
+
+
 def _categorize(obj, candidate: Candidate, overrides: dict[str, str]):
     import taxonomy
 
@@ -260,6 +272,7 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         t = time.perf_counter()
         overrides = dict(settings.overrides)
         assignment = _categorize(result.object, candidate, overrides)
+        assignment = _with_verification_review(assignment, warnings)
         seconds["taxonomy"] = time.perf_counter() - t
 
         t = time.perf_counter()

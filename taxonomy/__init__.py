@@ -19,7 +19,6 @@ from taxonomy.data import (
     words,
 )
 from taxonomy.review import review_rows
-from taxonomy.stats import write_release_statistics
 
 __all__ = [
     "UNASSIGNED",
@@ -36,3 +35,13 @@ __all__ = [
     "words",
     "write_release_statistics",
 ]
+
+
+def __getattr__(name: str):
+    """`write_release_statistics` is imported on first use: it needs pandas and matplotlib,
+    which categorizing one object (as `arena validate` does) does not."""
+    if name == "write_release_statistics":
+        from taxonomy.stats import write_release_statistics
+
+        return write_release_statistics
+    raise AttributeError(f"module 'taxonomy' has no attribute {name!r}")

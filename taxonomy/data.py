@@ -64,6 +64,7 @@ class Category:
     source_labels: Mapping[str, tuple[str, ...]]
     broader: str | None = None
     description: str = ""
+    size: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Taxonomy:
     label_keys: Mapping[str, str]
     part_words: frozenset[str]
     path: str = ""
+    supercategory_sizes: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     _synonyms: Mapping[str, tuple[Synonym, ...]] = field(default_factory=dict, repr=False)
     _labels: Mapping[tuple[str, tuple[str, ...]], str] = field(default_factory=dict, repr=False)
 
@@ -109,6 +111,17 @@ class Taxonomy:
             out.append(current)
             current = self.categories[current].broader
         return tuple(out)
+
+    def size_range(self, category: str) -> tuple[float, float] | None:
+        """(smallest, largest) plausible largest extent in metres of an object of `category`:
+        its own `size`, else its nearest broader category's, else its supercategory's; None
+        for an unassigned object."""
+        if category not in self.categories:
+            return None
+        for name in (category, *self.ancestors(category)):
+            if self.categories[name].size is not None:
+                return self.categories[name].size
+        return self.supercategory_sizes.get(self.categories[category].supercategory)
 
     def synonyms_starting(self, word: str) -> tuple[Synonym, ...]:
         return self._synonyms.get(word, ())
@@ -186,6 +199,7 @@ def _load(path: Path) -> Taxonomy:
             source_labels={k: tuple(v) for k, v in entry["source_labels"].items()},
             broader=entry.get("broader"),
             description=entry.get("description", ""),
+            size=_size(entry, fail),
         )
     empty = [s for s in supers if not any(c.supercategory == s for c in categories.values())]
     if empty:
@@ -242,9 +256,22 @@ def _load(path: Path) -> Taxonomy:
         label_keys=label_keys,
         part_words=frozenset(w for text in data.get("part_words", ()) for w in words(text)),
         path=str(path),
+        supercategory_sizes={s["name"]: _size(s, fail) for s in data["supercategories"]},
         _synonyms={k: tuple(sorted(v, key=lambda s: -len(s.words))) for k, v in by_first.items()},
         _labels=labels,
     )
+
+
+def _size(entry: dict, fail) -> tuple[float, float] | None:
+    if "size" not in entry:
+        return None
+    low, high = (float(v) for v in entry["size"])
+    if not low < high:
+        fail(
+            f"{entry['name']!r}: size [{low:g}, {high:g}] is not an increasing range",
+            "taxonomy.size",
+        )
+    return (low, high)
 
 
 def _repeated(names: list[str]) -> str:

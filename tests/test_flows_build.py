@@ -387,7 +387,11 @@ def test_per_object_allowance_files_reach_normalization_and_the_cache(tmp_path):
     cache = tmp_path / "cache"
     first = build_release(config(library, tmp_path / "r1", cache))
     codes = {r["source_id"]: r["code"] for r in rejects(tmp_path / "r1")}
-    assert codes == {"far/cabinet": "attachment.axis", "reversed/cabinet": "limits.reversed"}
+    assert codes == {"reversed/cabinet": "limits.reversed"}
+    [far] = pq.read_table(tmp_path / "r1" / "manifest" / "objects.parquet").to_pylist()
+    assert "attachment.axis" in far["warnings"] and far["needs_review"]
+    review = pq.read_table(tmp_path / "r1" / "manifest" / "review.parquet").to_pylist()
+    assert "attachment.axis" in review[0]["reason"]
 
     for folder, check in (("far", "attachment.axis"), ("reversed", "limits.reversed")):
         (library / folder / "arena-allowances.yaml").write_text(
@@ -401,3 +405,5 @@ def test_per_object_allowance_files_reach_normalization_and_the_cache(tmp_path):
         "far/cabinet": "warn",
         "reversed/cabinet": "pass",
     }
+    far = next(o for o in objects if o["source_id"] == "far/cabinet")
+    assert "attachment.axis" not in far["warnings"]

@@ -225,6 +225,9 @@ def _category(data: dict, name: str) -> dict:
         ),
         (lambda d: _category(d, "oven").update(name="Oven-2"), "taxonomy.schema", "categories"),
         (lambda d: d.pop("version"), "taxonomy.schema", "version"),
+        (lambda d: d["supercategories"][0].pop("size"), "taxonomy.schema", "size"),
+        (lambda d: _category(d, "oven").update(size=[2.0, 0.5]), "taxonomy.size", "oven"),
+        (lambda d: _category(d, "oven").update(size=[0.0, 1.0]), "taxonomy.schema", "size"),
     ],
 )
 def test_loader_rejects_inconsistent_files(tmp_path, raw, change, code, mentions):
@@ -282,3 +285,14 @@ def test_words_split_snake_camel_and_digits_and_drop_hashes(text, expected):
 )
 def test_synonyms_match_whole_words_only(tax, name, expected):
     assert {category for category, _ in match_synonyms(name, tax)} == expected
+
+
+def test_every_category_has_a_size_range_its_own_or_inherited(tax):
+    """fidelity.size reads these: a category's own range, else its broader category's, else its
+    supercategory's; every supercategory declares one."""
+    for name in tax.categories:
+        low, high = tax.size_range(name)
+        assert 0 < low < high
+    assert tax.size_range("door") == (0.2, 5.0)  # its own
+    assert tax.size_range("faucet") == tax.supercategory_sizes["Architectural Fixtures"]
+    assert tax.size_range("unassigned") is None

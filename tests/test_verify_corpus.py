@@ -100,9 +100,10 @@ def test_named_corpus_verdicts(corpus_reports):
     assert [c.id for c in report("sdformat_tests__four_bar__four_bar").failures] == [
         "model.closed_loop"
     ]
-    # DexterousHands scaled the bucket handle mesh by 0.1 but not its hinge: the axis misses it.
+    # DexterousHands scaled the bucket handle mesh by 0.1 but not its hinge: the axis misses it,
+    # which sends the bucket to review.
     bucket = report("partnet_mobility__bucket")
-    assert bucket.status == "fail" and [c.id for c in bucket.failures] == ["attachment.axis"]
+    assert bucket.status == "warn" and "attachment.axis" in bucket.review
     # Joints frozen with limits [0, 0] cannot move: written fixed, so nothing moves at all.
     pendulum = report(
         "example_robot_data__double_pendulum__example-robot-data__robots__"

@@ -7,16 +7,26 @@
 
 Check families (docs/verification.md lists every id, severity and tolerance): structure of the
 file read back (`verify.checks.structure`), the metric (`.kinematics`: self-distance, swap
-invariance, motion), geometry, inertia, attachment of parts, MuJoCo load and kinematics
-(`.simulator`), and allowances that waive named checks (`verify.allowances`).
+invariance, motion), geometry, inertia, attachment of parts, fidelity to an independent reading
+of the source and plausibility (`.fidelity`), MuJoCo load and kinematics (`.simulator`), and
+allowances that waive named checks (`verify.allowances`).
 """
 
 from __future__ import annotations
 
+import re
 import time
 
 from verify.allowances import apply_allowances, object_allowances
-from verify.checks import Context, attachment, geometry, inertia, kinematics, structure
+from verify.checks import (
+    Context,
+    attachment,
+    fidelity,
+    geometry,
+    inertia,
+    kinematics,
+    structure,
+)
 from verify.checks import simulator as simulator_checks
 from verify.report import CheckResult, VerificationReport, rejection_report, source_path_of
 
@@ -30,6 +40,7 @@ FAMILIES = (
     ("geometry", geometry.run),
     ("inertia", inertia.run),
     ("attachment", attachment.run),
+    ("fidelity", fidelity.run),
 )
 
 
@@ -65,9 +76,28 @@ def verify_object(result, source, *, simulator: bool = True) -> VerificationRepo
     if file_check is not None:
         checks.append(file_check)
     apply_allowances(checks, candidate, source, extra)
+    name_sources(checks, result.object)
     report.checks = checks
     report.seconds = time.perf_counter() - started
     return report
+
+
+def name_sources(checks: list[CheckResult], obj) -> None:
+    """Make every message about a canonical joint or link (`joint joint_1`, `link link_3`) name
+    its source element too (`joint joint_1 (source joint ARRx)`), so that a user can find it in
+    the file they wrote. Elements keep the canonical name (the release's)."""
+    names = {f"joint {j.name}": f"joint {j.source_name}" for j in obj.joints}
+    names.update({f"link {k.name}": "link " + ", ".join(k.source_names) for k in obj.links})
+    pattern = re.compile(r"\b(joint|link) (joint_\d+|link_\d+|base)\b")
+
+    def label(match: re.Match) -> str:
+        text = match.group(0)
+        source = names.get(text)
+        return text if source is None or source == text else f"{text} (source {source})"
+
+    for check in checks:
+        if check.message and ("joint " in check.message or "link " in check.message):
+            check.message = pattern.sub(label, check.message)
 
 
 def _guarded(name: str, family, ctx: Context) -> list[CheckResult]:

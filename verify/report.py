@@ -15,6 +15,14 @@ import math
 from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
+#: Warnings that send an accepted object to the review queue: heuristics that can flag a valid
+#: asset (`attachment.axis`) and disagreements with an independent reading (`fidelity.*`).
+REVIEW_CHECKS = ("attachment.axis", "fidelity.", "geometry.shape_dropped_share")
+
+
+def sends_to_review(check_id: str) -> bool:
+    """Whether a failed, non-waived warning with this id puts the object in the review queue."""
+    return any(check_id == c or (c.endswith(".") and check_id.startswith(c)) for c in REVIEW_CHECKS)
 
 
 def json_number(value):
@@ -113,6 +121,11 @@ class VerificationReport:
             dict.fromkeys(c.id for c in self.checks if c.counts and c.severity == "warning")
         )
 
+    @property
+    def review(self) -> list[str]:
+        """Ids of the warnings that send this object to review (`REVIEW_CHECKS`)."""
+        return [w for w in self.warnings if sends_to_review(w)]
+
     def check(self, check_id: str) -> list[CheckResult]:
         """Every result with this id."""
         return [c for c in self.checks if c.id == check_id]
@@ -130,6 +143,7 @@ class VerificationReport:
             "moving_joints": self.moving_joints,
             "seconds": round(float(self.seconds), 4),
             "warnings": self.warnings,
+            "review": self.review,
             "failures": list(dict.fromkeys(c.id for c in self.failures)),
             "checks": [c.as_dict() for c in self.checks],
         }

@@ -4,8 +4,10 @@ PATH is a URDF, MJCF or SDF file, an object folder or a whole library folder. Wi
 a folder is searched for PartNet-Mobility object folders (holding `mobility.urdf`), `*.urdf`
 files elsewhere, `*.sdf` files and `*.xml` files whose root element is `<mujoco>` (MJCF),
 `<sdf>` or `<robot>` (other XML, such as ROS `package.xml`, is ignored); MJCF and SDF files
-included by another file are parts of it, not objects. File references are confined to the PATH
-given (the file's folder for a file).
+included by another file are parts of it, not objects. File references are confined to the
+nearest package or model folder enclosing PATH (holding `package.xml` or `model.config`; else
+PATH itself, the file's folder for a file) unless --root DIR is given; --package-root DIR adds a
+folder where package:// references are looked up.
 
 Every object is normalized into a temporary folder (nothing is written next to the source),
 verified with `verify.verify_object`, and reported: a readable table, or with --json a document
@@ -40,6 +42,7 @@ from verify.allowances import with_object_allowances
 from verify.report import CheckResult, VerificationReport, failed_report, rejection_report
 
 FORMATS = ("partnet_mobility", "urdf", "mjcf", "sdf")
+PACKAGE_MARKERS = ("package.xml", "model.config")
 PARTNET_ENTRY = "mobility.urdf"
 ENTRY_SUFFIXES = (".urdf", ".sdf", ".world", ".xml")
 LICENSE = "unknown (validated with arena validate)"
@@ -87,7 +90,23 @@ def _source(name: str, fmt: str, root: Path, **settings) -> SourceConfig:
     return SourceConfig(name=_name(name), format=fmt, path=root, license=LICENSE, **settings)
 
 
-def _file_sources(path: Path, fmt: str | None) -> list[SourceConfig]:
+def confinement_root(folder: Path, root: Path | None = None) -> Path:
+    """The folder file references below `folder` are confined to: `root` when given, else the
+    nearest folder at or above `folder` that is a package or model folder (holds `package.xml`
+    or `model.config`), else `folder` itself."""
+    if root is not None:
+        return root
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).is_file() for marker in PACKAGE_MARKERS):
+            return candidate
+    return folder
+
+
+def _relative_glob(path: Path, root: Path) -> str:
+    return glob.escape(path.relative_to(root).as_posix())
+
+
+def _file_sources(path: Path, fmt: str | None, root: Path, **settings) -> list[SourceConfig]:
     fmt = fmt or file_format(path)
     if fmt is None:
         raise UsageError(
@@ -96,8 +115,8 @@ def _file_sources(path: Path, fmt: str | None) -> list[SourceConfig]:
         )
     folder = path.parent
     if fmt == "partnet_mobility":
-        return [_source(folder.parent.name, fmt, folder, entry=path.name)]
-    return [_source(folder.name, fmt, folder, entry=glob.escape(path.name))]
+        return [_source(folder.parent.name, fmt, folder, entry=path.name, **settings)]
+    return [_source(root.name, fmt, root, entry=_relative_glob(path, root), **settings)]
 
 
 def _scan(folder: Path) -> tuple[dict[str, list[str]], list[Path]]:
@@ -122,49 +141,73 @@ def _scan(folder: Path) -> tuple[dict[str, list[str]], list[Path]]:
     return found, escaping
 
 
-def _folder_sources(folder: Path, fmt: str | None) -> tuple[list[SourceConfig], list[Path]]:
-    """(sources covering the objects below `folder`, escaping entry symlinks)."""
+def _folder_sources(
+    folder: Path, fmt: str | None, root: Path, **settings
+) -> tuple[list[SourceConfig], list[Path]]:
+    """(sources covering the objects below `folder`, confined to `root`, and the escaping
+    entry symlinks)."""
     holds_entry = any(
         entry.is_file() and entry.name.lower().endswith(ENTRY_SUFFIXES)
         for entry in folder.iterdir()
     )
     base = folder.parent.name if holds_entry else folder.name
+    prefix = "" if folder == root else _relative_glob(folder, root) + "/"
     if fmt is not None:
-        return [_source(base, fmt, folder)], []
+        include = (prefix + "*",) if prefix else ()
+        return [_source(base, fmt, root, include=include, **settings)], []
     scanned, escaping = _scan(folder)
     found = {f: entries for f, entries in scanned.items() if entries}
     sources = []
     for f, entries in found.items():
         name = base if len(found) == 1 else f"{base}_{f}"
-        include = tuple(glob.escape(e) for e in entries)
-        entry = None if f == "partnet_mobility" else "**/*"
-        sources.append(_source(name, f, folder, include=include, entry=entry))
+        if f == "partnet_mobility":  # object folders: their own roots, as in a library
+            include = tuple(glob.escape(e) for e in entries)
+            sources.append(_source(name, f, folder, include=include, **settings))
+            continue
+        include = tuple(prefix + glob.escape(e) for e in entries)
+        sources.append(_source(name, f, root, include=include, entry="**/*", **settings))
     return sources, escaping
 
 
-def candidates_for(paths, format: str | None = None) -> list[Candidate | VerificationReport]:
+def candidates_for(
+    paths, format: str | None = None, *, root: Path | None = None, package_roots=()
+) -> list[Candidate | VerificationReport]:
     """Every object under `paths`, in order: a Candidate, or a failed report when a source
-    cannot even be listed. Raises UsageError for a missing path or an unknown format."""
+    cannot even be listed. File references are confined to `root` when given, else to the
+    nearest package or model folder enclosing each path (`confinement_root`); `package_roots`
+    are folders holding ROS packages for package:// references (trusted, like a sources
+    file's). Raises UsageError for a missing path, a path outside `root` or an unknown format."""
     if format is not None and format not in FORMATS:
         raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
+    if root is not None:
+        root = Path(root).absolute()
+        if not root.is_dir():
+            raise UsageError(f"--root {root}: no such folder")
+    settings = {"package_roots": tuple(Path(p).absolute() for p in package_roots)}
+    for folder in settings["package_roots"]:
+        if not folder.is_dir():
+            raise UsageError(f"--package-root {folder}: no such folder")
     out: list[Candidate | VerificationReport] = []
     for raw in paths:
         path = Path(raw).absolute()
         if not path.exists():
             raise UsageError(f"{raw}: no such file or folder")
+        folder = path if path.is_dir() else path.parent
+        if root is not None and not is_inside(folder, root):
+            raise UsageError(f"{raw} is not inside --root {root}")
+        confined = confinement_root(folder, root)
         try:
             if path.is_dir():
-                root = path
-                sources, escaping = _folder_sources(path, format)
+                sources, escaping = _folder_sources(path, format, confined, **settings)
             elif not is_inside(path, path.parent):
-                root, sources, escaping = path.parent, [], [path]
+                sources, escaping = [], [path]
             else:
-                root, sources, escaping = path.parent, _file_sources(path, format), []
+                sources, escaping = _file_sources(path, format, confined, **settings), []
         except OSError as exc:
             raise UsageError(f"{raw}: cannot be read ({exc.strerror or exc})") from exc
         if not sources and not escaping:
             raise UsageError(f"{raw}: no URDF, MJCF, SDF or PartNet-Mobility object found")
-        out.extend(_escaping_entry(entry, root) for entry in escaping)
+        out.extend(_escaping_entry(entry, folder) for entry in escaping)
         for source in sources:
             try:
                 out.extend(discover(source))
@@ -252,10 +295,17 @@ def validate_candidates(candidates, workers: int | None = None) -> list[Verifica
 
 
 def validate_paths(
-    paths, format: str | None = None, workers: int | None = None
+    paths,
+    format: str | None = None,
+    workers: int | None = None,
+    *,
+    root: Path | None = None,
+    package_roots=(),
 ) -> list[VerificationReport]:
-    """Validate every object under `paths` (files or folders); raises UsageError."""
-    return validate_candidates(candidates_for(paths, format), workers)
+    """Validate every object under `paths` (files or folders); raises UsageError. root,
+    package_roots: as in `candidates_for`."""
+    candidates = candidates_for(paths, format, root=root, package_roots=package_roots)
+    return validate_candidates(candidates, workers)
 
 
 # --------------------------------------------------------------------------- output
@@ -319,11 +369,20 @@ def print_table(reports: list[VerificationReport], strict: bool, seconds: float)
     )
 
 
-def validate_command(paths, *, format=None, json_output: bool = False, strict: bool = False) -> int:
+def validate_command(
+    paths,
+    *,
+    format=None,
+    json_output: bool = False,
+    strict: bool = False,
+    root: Path | None = None,
+    package_roots=(),
+) -> int:
     """`arena validate`: validate, print, return the exit code (0, 1 or 2)."""
     started = time.perf_counter()
+    os.environ.setdefault("MUJOCO_GL", "disable")  # nothing is rendered: skip loading OpenGL
     try:
-        reports = validate_paths(paths, format=format)
+        reports = validate_paths(paths, format=format, root=root, package_roots=package_roots)
     except UsageError as exc:
         print(f"arena validate: error: {exc}", file=sys.stderr)
         return 2

@@ -187,6 +187,7 @@ def _bounds(ctx: Context, meshes: dict) -> list[CheckResult]:
     finite = bool(np.all(np.isfinite(low)) and np.all(np.isfinite(high)))
     extent = float(np.max(high - low)) if finite else float("inf")
     ctx.notes["extent"] = extent if finite else None
+    ctx.notes["box"] = (low, high) if finite else (None, None)
     out = [
         single(
             "geometry.present",
