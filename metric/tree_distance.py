@@ -48,6 +48,8 @@ from metric.tree import Tree, node_classes
 _TOLERANCE = 1e-12
 #: With a budget, repair a node's relaxation into a realizable matching every this many nodes.
 _REPAIR_EVERY = 8
+#: The unrooted search probes every candidate pair once it has expanded this many nodes.
+_PROBE_AFTER = 200
 
 
 @dataclass(frozen=True)
@@ -572,11 +574,9 @@ def _orientation_conflicts(head1, head2, pairs) -> np.ndarray:
     matched edges corresponding (the splits determine betweenness), so pairwise agreement of
     every two pairs is exactly realizability with the given orientations.
     """
-    i = np.array([p[0] for p in pairs], dtype=np.int64)
-    k = np.array([p[1] for p in pairs], dtype=np.int64)
-    o = np.array([p[2] for p in pairs], dtype=bool)
-    agree = head1[np.ix_(i, i)] == head2[np.ix_(k, k)]
-    bad = agree == o[:, None]
+    i, k, o = np.array(pairs, dtype=np.int64).reshape(-1, 3).T
+    agree = head1[i[:, None], i[None, :]] == head2[k[:, None], k[None, :]]
+    bad = agree == o.astype(bool)[:, None]
     np.fill_diagonal(bad, False)
     return bad | bad.T
 
@@ -606,6 +606,9 @@ class _OrientedSearch:
         self.best_pairs: list = []
         self._heap: list = []
         self._counter = 0
+        # Pairs that may still be part of a better matching (narrowed once by `probe`).
+        self.useful = np.ones(self.savings.shape, dtype=bool)
+        self.probed = False
 
     def relax(self, allowed: np.ndarray):
         """(total savings, [(i, k, o), ...]) of the relaxation over `allowed` pairs."""
@@ -628,7 +631,16 @@ class _OrientedSearch:
         return out
 
     def _compatible(self, pairs: list, pair) -> bool:
-        return not _orientation_conflicts(self.head1, self.head2, [*pairs, pair])[-1].any()
+        """Can oriented `pair` join the oriented matching `pairs` (itself realizable)?"""
+        if not pairs:
+            return True
+        i, k, o = pair
+        ci, ck, co = np.array(pairs, dtype=np.int64).T
+        if (ci == i).any() or (ck == k).any():
+            return False
+        splits = (self.head1[i, ci] == self.head2[k, ck]) != bool(o)
+        keeps = (self.head1[ci, i] == self.head2[ck, k]) != co.astype(bool)
+        return bool(splits.all() and keeps.all())
 
     def _evaluate(self, fixed: list, fixed_savings: float, allowed: np.ndarray) -> None:
         self.nodes += 1
@@ -669,6 +681,7 @@ class _OrientedSearch:
 
     def _branch(self, node) -> None:
         fixed, fixed_savings, allowed, pair = node
+        allowed = allowed & self.useful
         i, k, o = pair
         without = allowed.copy()
         without[o, i, k] = False
@@ -689,7 +702,7 @@ class _OrientedSearch:
         """Search from the root (seeded with a greedy repair of `start_pairs`); returns the best
         upper bound on savings still possible (== self.best when the search finished)."""
         self.repair([], 0.0, start_pairs)
-        self._evaluate([], 0.0, np.ones(self.savings.shape, dtype=bool))
+        self._evaluate([], 0.0, self.useful)
         while self._heap:
             neg_bound, _, node = self._heap[0]
             if -neg_bound <= self.best + self.tolerance:
@@ -697,9 +710,33 @@ class _OrientedSearch:
                 break
             if self._out_of_budget():
                 return -neg_bound
+            if self.nodes >= _PROBE_AFTER and not self.probed:
+                self.probed = True
+                self.useful = self.probe(self.useful)
             heapq.heappop(self._heap)
             self._branch(node)
         return self.best
+
+    def probe(self, allowed: np.ndarray) -> np.ndarray:
+        """`allowed` without the pairs that cannot be part of a better matching: for each
+        candidate by decreasing savings, the relaxation with it fixed bounds every matching
+        holding it; each probe counts as a search node, and its relaxation is repaired into an
+        incumbent (so later probes prune more)."""
+        candidates = np.argwhere(allowed & self.positive)
+        order = np.argsort(-self.savings[tuple(candidates.T)], kind="stable")
+        allowed = allowed.copy()
+        for o, i, k in candidates[order].tolist():
+            if self._out_of_budget():
+                break
+            self.nodes += 1
+            pair = (i, k, o)
+            fixed = self.savings[o, i, k]
+            bound, free = self.relax(self._fix(allowed, pair))
+            if fixed + bound <= self.best + self.tolerance:
+                allowed[o, i, k] = False
+            else:
+                self.repair([pair], fixed, free)
+        return allowed
 
 
 def unrooted_tree_distance(
