@@ -78,30 +78,57 @@ def _dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def euclidean_norm(t: np.ndarray) -> np.ndarray:
     """Euclidean norms of vectors t (..., 6), without underflow or overflow of the squares
     (twists of norm 1e-200 or 1e200 are measured exactly)."""
-    m = np.max(np.abs(t), axis=-1)
-    scaled = t / np.where(m > 0.0, m, 1.0)[..., None]
-    return m * np.sqrt(_dot(scaled, scaled))
+    r = np.sqrt(_dot(t, t))
+    odd = ~((r > _SMALLEST) & (r < _LARGEST))  # zero, or squares near the float limits
+    if odd.any():
+        sub = t[odd]
+        m = np.max(np.abs(sub), axis=-1)
+        scaled = sub / np.where(m > 0.0, m, 1.0)[..., None]
+        r[odd] = m * np.sqrt(_dot(scaled, scaled))
+    return r
+
+
+def _check_endpoints(size: np.ndarray) -> None:
+    """ValueError unless every endpoint norm ||l xi|| is 0 or within [1e-150, 1e150]."""
+    bad = (size > _LARGEST) | ((size > 0.0) & (size < _SMALLEST)) | np.isnan(size)
+    if bad.any():
+        raise ValueError(
+            f"{int(bad.sum())} joints have an endpoint norm ||l xi|| outside [1e-150, 1e150] "
+            f"(e.g. {float(size[bad].flat[0]):.3g}); E's squares would underflow or "
+            "overflow: rescale twists or limits (E scales with them), or pass kappa"
+        )
+
+
+def _normal_squares(t: np.ndarray, p: np.ndarray, lower, upper) -> bool:
+    """Do the squares of every twist (p = ||t||^2) and endpoint stay normal floats (or 0)?"""
+    zero = p == 0.0
+    if zero.any() and t[zero].any():
+        return False  # a non-zero twist whose square underflowed
+    if not ((zero | ((p > 1e-290) & (p < 1e290))).all()):
+        return False
+    size = np.sqrt(p) * np.maximum(np.abs(lower), np.abs(upper))
+    return bool(((size == 0.0) | ((size >= _SMALLEST) & (size <= _LARGEST))).all())
 
 
 def prepare(t: np.ndarray, lower, upper, kappa: float | None):
     """(v, p, s-, s+) for twists t (..., 6) already mapped to a Euclidean norm: the endpoints
-    are s- v and s+ v, p = ||v||^2, with v = t / ||t|| (unit, or 0 for a zero twist). Without
-    kappa s = l ||t||; ValueError where an endpoint's norm is outside [1e-150, 1e150] (E's
-    squares would underflow or overflow: E is homogeneous, rescale the inputs, or use kappa).
-    Under phi s = sign(l) tanh(|l| ||t|| / kappa), defined at every scale."""
+    are s- v and s+ v, p = ||v||^2. Without kappa v = t and s = the limits (or, when squares
+    would leave the normal floats, v = t / ||t|| and s = l ||t||); ValueError where an
+    endpoint's norm is outside [1e-150, 1e150] (E is homogeneous: rescale the inputs, or use
+    kappa). Under phi v = t / ||t|| (unit, or 0 for a zero twist) and
+    s = sign(l) tanh(|l| ||t|| / kappa), defined at every scale."""
+    if kappa is None:
+        p = _dot(t, t)
+        if _normal_squares(t, p, lower, upper):
+            return t, p, lower, upper
+        # Extreme twists or limits: unit twists, endpoints scaled by ||t|| (same E).
+        r = euclidean_norm(t)
+        v = t / np.where(r > 0.0, r, 1.0)[..., None]
+        s_minus, s_plus = lower * r, upper * r
+        _check_endpoints(np.maximum(np.abs(s_minus), np.abs(s_plus)))
+        return v, _dot(v, v), s_minus, s_plus
     r = euclidean_norm(t)
     v = t / np.where(r > 0.0, r, 1.0)[..., None]
-    if kappa is None:
-        s_minus, s_plus = lower * r, upper * r
-        size = np.maximum(np.abs(s_minus), np.abs(s_plus))
-        bad = (size > _LARGEST) | ((size > 0.0) & (size < _SMALLEST))
-        if bad.any():
-            raise ValueError(
-                f"{int(bad.sum())} joints have an endpoint norm ||l xi|| outside [1e-150, 1e150] "
-                f"(e.g. {float(size[bad].flat[0]):.3g}); E's squares would underflow or "
-                "overflow: rescale twists or limits (E scales with them), or pass kappa"
-            )
-        return v, _dot(v, v), s_minus, s_plus
 
     def scale(limit):
         with np.errstate(invalid="ignore"):
