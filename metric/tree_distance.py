@@ -9,7 +9,10 @@ edges of T1 that do not survive, substitute the survivors, expand the edges T2 n
 
 where M (a partial one-to-one matching of edges) is realizable when contracting every unmatched
 edge of both trees leaves two trees that are isomorphic with matched edges corresponding.
-Trees are unrooted: the base link is free, as with relabeling.
+`tree_distance` compares every matched joint as given (the reference package's distance, which
+depends on the choice of base link through the orientation of the joints);
+`unrooted_tree_distance` (at the end of this module) compares a joint with its partner's
+inverse where the matching reverses their edge, which makes the base link free.
 
 Writing savings S_ik = E(J1_i, J0) + E(J0, J2_k) - E(J1_i, J2_k), E^tree = (all contraction
 costs) - max over realizable M of the summed savings. Dropping realizability gives the
