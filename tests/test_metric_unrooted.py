@@ -165,3 +165,12 @@ def test_node_budget_is_deterministic_and_bounds_hold():
     assert runs[0] == runs[1]
     assert not runs[0].exact and runs[0].nodes_explored == 3
     assert runs[0].lower_bound <= full.value + 1e-12 <= runs[0].value + 2e-12
+
+
+def test_a_time_budget_that_stops_the_search_is_flagged():
+    rng = np.random.default_rng(5)
+    t1, t2 = _random_tree(rng, 16), _random_tree(rng, 16)
+    for distance in (metric.tree_distance, metric.unrooted_tree_distance):
+        stopped = distance(t1, t2, ALPHA, budget=1e-9)
+        assert stopped.time_limited and not stopped.exact
+        assert not distance(t1, t2, ALPHA, budget=3).time_limited
