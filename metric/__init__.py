@@ -31,9 +31,11 @@ from metric.tree_distance import (
     Assignment,
     TreeDistance,
     assignment_distance,
+    matching_orientation,
     matching_realizable,
     skeleton_distance,
     tree_distance,
+    unrooted_tree_distance,
 )
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "kinetic_norm",
     "kinetic_norms",
     "material_motion_distance",
+    "matching_orientation",
     "matching_realizable",
     "riemannian_norm",
     "screw_twists",
@@ -67,4 +70,5 @@ __all__ = [
     "transform_mass_moments",
     "tree_distance",
     "type_codes",
+    "unrooted_tree_distance",
 ]

@@ -23,6 +23,8 @@ from metric.norms import gram_factor
 
 #: Recompute from endpoint differences where E^2 <= this fraction of the summed endpoint norms.
 _CANCELLATION = 1e-4
+#: Endpoint norms (||l xi||) E accepts without compactification: its squares stay normal floats.
+_SMALLEST, _LARGEST = 1e-150, 1e150
 #: Pairs per chunk in `joint_distance` (keeps temporaries in cache) and `joint_distance_matrix`.
 _PAIR_CHUNK = 1 << 15
 _MATRIX_CHUNK = 1 << 18
@@ -73,13 +75,59 @@ def _dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.einsum("...i,...i->...", x, y)
 
 
+def euclidean_norm(t: np.ndarray) -> np.ndarray:
+    """Euclidean norms of vectors t (..., 6), without underflow or overflow of the squares
+    (twists of norm 1e-200 or 1e200 are measured exactly)."""
+    r = np.sqrt(_dot(t, t))
+    odd = ~((r > _SMALLEST) & (r < _LARGEST))  # zero, or squares near the float limits
+    if odd.any():
+        sub = t[odd]
+        m = np.max(np.abs(sub), axis=-1)
+        scaled = sub / np.where(m > 0.0, m, 1.0)[..., None]
+        r[odd] = m * np.sqrt(_dot(scaled, scaled))
+    return r
+
+
+def _check_endpoints(size: np.ndarray) -> None:
+    """ValueError unless every endpoint norm ||l xi|| is 0 or within [1e-150, 1e150]."""
+    bad = (size > _LARGEST) | ((size > 0.0) & (size < _SMALLEST)) | np.isnan(size)
+    if bad.any():
+        raise ValueError(
+            f"{int(bad.sum())} joints have an endpoint norm ||l xi|| outside [1e-150, 1e150] "
+            f"(e.g. {float(size[bad].flat[0]):.3g}); E's squares would underflow or "
+            "overflow: rescale twists or limits (E scales with them), or pass kappa"
+        )
+
+
+def _normal_squares(t: np.ndarray, p: np.ndarray, lower, upper) -> bool:
+    """Do the squares of every twist (p = ||t||^2) and endpoint stay normal floats (or 0)?"""
+    zero = p == 0.0
+    if zero.any() and t[zero].any():
+        return False  # a non-zero twist whose square underflowed
+    if not ((zero | ((p > 1e-290) & (p < 1e290))).all()):
+        return False
+    size = np.sqrt(p) * np.maximum(np.abs(lower), np.abs(upper))
+    return bool(((size == 0.0) | ((size >= _SMALLEST) & (size <= _LARGEST))).all())
+
+
 def prepare(t: np.ndarray, lower, upper, kappa: float | None):
     """(v, p, s-, s+) for twists t (..., 6) already mapped to a Euclidean norm: the endpoints
-    are s- v and s+ v, p = ||v||^2. Without kappa v = t and s = the limits; under phi
-    v = t / ||t|| (bounded even for tiny twists) and s = sign(l) tanh(|l| ||t|| / kappa)."""
+    are s- v and s+ v, p = ||v||^2. Without kappa v = t and s = the limits (or, when squares
+    would leave the normal floats, v = t / ||t|| and s = l ||t||); ValueError where an
+    endpoint's norm is outside [1e-150, 1e150] (E is homogeneous: rescale the inputs, or use
+    kappa). Under phi v = t / ||t|| (unit, or 0 for a zero twist) and
+    s = sign(l) tanh(|l| ||t|| / kappa), defined at every scale."""
     if kappa is None:
-        return t, _dot(t, t), lower, upper
-    r = np.sqrt(_dot(t, t))
+        p = _dot(t, t)
+        if _normal_squares(t, p, lower, upper):
+            return t, p, lower, upper
+        # Extreme twists or limits: unit twists, endpoints scaled by ||t|| (same E).
+        r = euclidean_norm(t)
+        v = t / np.where(r > 0.0, r, 1.0)[..., None]
+        s_minus, s_plus = lower * r, upper * r
+        _check_endpoints(np.maximum(np.abs(s_minus), np.abs(s_plus)))
+        return v, _dot(v, v), s_minus, s_plus
+    r = euclidean_norm(t)
     v = t / np.where(r > 0.0, r, 1.0)[..., None]
 
     def scale(limit):
@@ -129,7 +177,7 @@ def compactify(z, norm, kappa: float) -> np.ndarray:
     z = np.asarray(z, dtype=float)
     _, factor = gram_factor(norm)
     t = transform(z, factor)
-    r = np.sqrt(_dot(t, t))
+    r = euclidean_norm(t)
     safe_r = np.where(r > 0.0, r, 1.0)
     return (np.tanh(r / kappa) / safe_r)[..., None] * z
 
@@ -143,7 +191,7 @@ def endpoints(joints: Joints, norm=None, kappa: float | None = None):
         return joints.lower[:, None] * joints.twist, joints.upper[:, None] * joints.twist
     _, factor = gram_factor(norm, len(joints))
     t = transform(joints.twist, factor)
-    r = np.sqrt(_dot(t, t))
+    r = euclidean_norm(t)
     _, _, s_minus, s_plus = prepare(t, joints.lower, joints.upper, kappa)
     unit = joints.twist / np.where(r > 0.0, r, 1.0)[:, None]
     return s_minus[:, None] * unit, s_plus[:, None] * unit

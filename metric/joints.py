@@ -106,6 +106,13 @@ class Joints:
         twist or both limits zero."""
         return ~self.twist.any(axis=1) | ((self.lower == 0.0) & (self.upper == 0.0))
 
+    def inverse(self) -> Joints:
+        """The same joints seen from the child: the parent moves relative to the child by
+        exp(-q xi), so the twist is negated and the limits kept (endpoint pair {-l- xi, -l+ xi})."""
+        twist = -self.twist
+        twist.setflags(write=False)
+        return Joints._trusted(twist, self.lower, self.upper)
+
     @staticmethod
     def concatenate(batches) -> Joints:
         """One batch holding the joints of several batches in order."""

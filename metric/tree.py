@@ -5,6 +5,11 @@ edges (E(J, J0) == 0: zero twist or limits [0, 0]) are contracted before any com
 contracted tree keeps the moving joints, the node classes they join, and a side matrix:
 side[z, e] is True when edge e lies below edge z once the tree is rooted at an arbitrary node.
 Edge z lies on the path between edges x and y exactly when side[z, x] != side[z, y].
+
+Each edge is also oriented, parent to child: its joint is the motion of the child relative to
+the parent. head[z, e] is True when edge e lies on the child side of edge z; it does not depend
+on any rooting. Re-rooting a tree at another link (`Tree.reroot`) reverses the edges on the path
+to the new base and inverts their joints, which the unrooted distance treats as the same object.
 """
 
 from __future__ import annotations
@@ -32,12 +37,14 @@ def node_classes(n_nodes: int, u: np.ndarray, v: np.ndarray, merged: np.ndarray)
 @dataclass(frozen=True)
 class Contracted:
     """The moving part of a tree: `moving` holds the original joint indices of the kept edges,
-    `u`, `v` their end classes, `side` the (m, m) side matrix."""
+    `u`, `v` their end classes (parent, child), `side` the (m, m) side matrix and `head` the
+    (m, m) child-side matrix (see the module docstring)."""
 
     moving: np.ndarray
     u: np.ndarray
     v: np.ndarray
     side: np.ndarray
+    head: np.ndarray
 
 
 class Tree:
@@ -85,14 +92,35 @@ class Tree:
         moving = np.flatnonzero(~fixed)
         if len(moving) == 0:
             empty = np.zeros(0, dtype=np.int64)
-            return Contracted(moving, empty, empty, np.zeros((0, 0), dtype=bool))
+            none = np.zeros((0, 0), dtype=bool)
+            return Contracted(moving, empty, empty, none, none)
         labels = node_classes(len(self.nodes), self.u, self.v, fixed)
         u, v = labels[self.u[moving]], labels[self.v[moving]]
-        return Contracted(moving, u, v, _side_matrix(u, v))
+        side, toward_root = _side_matrix(u, v)
+        # An edge pointing towards node 0 has its child side above it, not below.
+        return Contracted(moving, u, v, side, side ^ toward_root[:, None])
+
+    def reroot(self, base) -> Tree:
+        """The same object with `base` (a node id) as its base link: every edge on the path
+        from the base outwards is oriented away from it, and an edge that had to be reversed
+        carries its joint's inverse (`Joints.inverse`). Edge order is kept."""
+        if base not in self.nodes:
+            raise ValueError(f"{base!r} is not a link of the tree")
+        if not self.edges:
+            return self
+        start = self.nodes.index(base)
+        _, parent = depth_first_order(
+            _graph(len(self.nodes), self.u, self.v), start, directed=False
+        )
+        flip = parent[self.u] == self.v  # the edge's parent end lies below its child end
+        edges = [(c, p) if f else (p, c) for (p, c), f in zip(self.edges, flip, strict=True)]
+        twist = np.where(flip[:, None], -self.joints.twist, self.joints.twist)
+        return Tree(edges, Joints(twist, self.joints.lower, self.joints.upper))
 
 
-def _side_matrix(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """side[z, e]: edge e lies strictly below edge z in the tree rooted at node 0."""
+def _side_matrix(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(side, toward_root): side[z, e] is True when edge e lies strictly below edge z in the
+    tree rooted at node 0; toward_root[z] when edge z's parent end u is below its end v."""
     n_nodes = len(u) + 1
     order, parent = depth_first_order(_graph(n_nodes, u, v), 0, directed=False)
     position = np.empty(n_nodes, dtype=np.int64)
@@ -102,4 +130,5 @@ def _side_matrix(u: np.ndarray, v: np.ndarray) -> np.ndarray:
         size[parent[node]] += size[node]
     lower = np.where(parent[v] == u, v, u)  # the end of each edge away from the root
     start = position[lower]
-    return (start[:, None] < start[None, :]) & (start[None, :] < (start + size[lower])[:, None])
+    side = (start[:, None] < start[None, :]) & (start[None, :] < (start + size[lower])[:, None])
+    return side, lower == u

@@ -9,7 +9,10 @@ edges of T1 that do not survive, substitute the survivors, expand the edges T2 n
 
 where M (a partial one-to-one matching of edges) is realizable when contracting every unmatched
 edge of both trees leaves two trees that are isomorphic with matched edges corresponding.
-Trees are unrooted: the base link is free, as with relabeling.
+`tree_distance` compares every matched joint as given (the reference package's distance, which
+depends on the choice of base link through the orientation of the joints);
+`unrooted_tree_distance` (at the end of this module) compares a joint with its partner's
+inverse where the matching reverses their edge, which makes the base link free.
 
 Writing savings S_ik = E(J1_i, J0) + E(J0, J2_k) - E(J1_i, J2_k), E^tree = (all contraction
 costs) - max over realizable M of the summed savings. Dropping realizability gives the
@@ -48,6 +51,8 @@ from metric.tree import Tree, node_classes
 _TOLERANCE = 1e-12
 #: With a budget, repair a node's relaxation into a realizable matching every this many nodes.
 _REPAIR_EVERY = 8
+#: The unrooted search probes every candidate pair once it has expanded this many nodes.
+_PROBE_AFTER = 200
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,11 @@ class TreeDistance:
     exact: `value` is proven optimal (certified, or the search finished within its budget).
     matching: [(i, k), ...] original joint indices of T1 and T2 matched by `value`'s matching.
     nodes_explored: relaxations solved by the search (1 when certified).
+    inverted: the pairs of `matching` whose edges the matching maps onto each other oriented
+    the other way, so J1[i] was compared with the inverse of J2[k] (`unrooted_tree_distance`
+    only; always empty for `tree_distance`).
+    time_limited: a wall-clock budget stopped the search, so value and lower_bound depend on
+    the machine's speed and load (never the case with a node budget).
     """
 
     value: float
@@ -70,6 +80,8 @@ class TreeDistance:
     exact: bool
     matching: list = field(default_factory=list)
     nodes_explored: int = 0
+    inverted: list = field(default_factory=list)
+    time_limited: bool = False
 
 
 @dataclass(frozen=True)
@@ -270,9 +282,10 @@ class _Search:
         self.side2 = problem.t2.contracted.side
         self.savings = problem.savings
         self.allowed = self.savings > 0.0
-        self.tolerance = _TOLERANCE * max(1.0, float(problem.del1.sum() + problem.del2.sum()))
+        self.tolerance = _TOLERANCE * float(problem.del1.sum() + problem.del2.sum())
         self.deadline = deadline
         self.max_nodes = max_nodes
+        self.timed_out = False
         self.nodes = 0
         self.best = 0.0
         self.best_pairs: list = []
@@ -369,7 +382,10 @@ class _Search:
     def _out_of_budget(self) -> bool:
         if self.max_nodes is not None and self.nodes >= self.max_nodes:
             return True
-        return self.deadline is not None and time.perf_counter() > self.deadline
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            self.timed_out = True
+            return True
+        return False
 
     def run(self, start_pairs: list) -> float:
         """Search from the root (seeded with a greedy repair of `start_pairs`); returns the best
@@ -405,6 +421,21 @@ def assignment_distance(t1: Tree, t2: Tree, norm, kappa: float | None = None) ->
     )
 
 
+def _budget(budget) -> tuple[float | None, int | None]:
+    """(deadline, max_nodes) of a search budget: None, an int number of nodes or float seconds."""
+    if budget is None:
+        return None, None
+    if isinstance(budget, (bool, np.bool_)) or not isinstance(
+        budget, (int, float, np.integer, np.floating)
+    ):
+        raise ValueError(f"budget must be seconds (float) or search nodes (int), got {budget}")
+    if budget <= 0:
+        raise ValueError(f"budget must be > 0, got {budget}")
+    if isinstance(budget, (int, np.integer)):
+        return None, int(budget)
+    return time.perf_counter() + float(budget), None
+
+
 def tree_distance(
     t1: Tree, t2: Tree, norm, kappa: float | None = None, exact: bool = True, budget=None
 ) -> TreeDistance:
@@ -415,21 +446,17 @@ def tree_distance(
     second tree is the reference), contracting or expanding a joint in its own Gram.
     exact: search until the value is proven optimal; False returns the relaxation as lower bound
     with a greedy realizable matching as value (exact only when certified).
-    budget: None (no limit), a float number of seconds or an int number of search nodes; when
-    it runs out the result holds the best value and lower bound so far with exact=False.
+    budget: None (no limit), an int number of search nodes or a float number of seconds; when
+    it runs out the result holds the best value and lower bound so far with exact=False. A node
+    budget gives the same result on any machine; a time budget does not (`time_limited` says
+    when it stopped the search), so use it only interactively, never for reported scores.
+
+    This is the distance the reference package computes: each joint is compared as given,
+    whatever the orientation of its edge, so a tree and the same object re-rooted at another
+    link are in general at a positive distance. `unrooted_tree_distance` is invariant under the
+    choice of base link.
     """
-    deadline = max_nodes = None
-    if budget is not None:
-        if isinstance(budget, (bool, np.bool_)) or not isinstance(
-            budget, (int, float, np.integer, np.floating)
-        ):
-            raise ValueError(f"budget must be seconds (float) or search nodes (int), got {budget}")
-        if budget <= 0:
-            raise ValueError(f"budget must be > 0, got {budget}")
-        if isinstance(budget, (int, np.integer)):
-            max_nodes = int(budget)
-        else:
-            deadline = time.perf_counter() + float(budget)
+    deadline, max_nodes = _budget(budget)
     problem = _problem(t1, t2, norm, kappa)
     savings = problem.savings
     relax_savings, relax_pairs = _max_matching(np.maximum(savings, 0.0))
@@ -461,6 +488,7 @@ def tree_distance(
         exact=bool(proven),
         matching=problem.original(search.best_pairs),
         nodes_explored=max(1, search.nodes),
+        time_limited=search.timed_out,
     )
 
 
@@ -478,3 +506,316 @@ def skeleton_distance(a, b, norm, penalty: float, kappa: float | None = None) ->
     _, pairs = _max_matching(np.maximum(2.0 * penalty - cost, 0.0))
     matched = float(sum(cost[i, k] for i, k in pairs))
     return matched + penalty * (len(j1) + len(j2) - 2 * len(pairs))
+
+
+# --------------------------------------------------------------------------- unrooted
+
+
+@dataclass
+class _Oriented:
+    """The unrooted problem: costs[o] (n1, n2) of substituting J1[i] by J2[k] (o = 0) or by
+    its inverse (o = 1), contraction costs del1, del2, and the child-side matrices."""
+
+    t1: Tree
+    t2: Tree
+    costs: np.ndarray
+    del1: np.ndarray
+    del2: np.ndarray
+
+    @property
+    def savings(self) -> np.ndarray:
+        return self.del1[None, :, None] + self.del2[None, None, :] - self.costs
+
+    @property
+    def base(self) -> float:
+        return float(self.del1.sum() + self.del2.sum())
+
+    def value(self, pairs) -> float:
+        """Edit cost of oriented pairs (i, k, o) in contracted indices."""
+        keep1 = np.ones(len(self.del1), dtype=bool)
+        keep2 = np.ones(len(self.del2), dtype=bool)
+        total = 0.0
+        for i, k, o in pairs:
+            total += self.costs[o, i, k]
+            keep1[i] = keep2[k] = False
+        return float(total + self.del1[keep1].sum() + self.del2[keep2].sum())
+
+    def original(self, pairs) -> tuple[list, list]:
+        """(matching, inverted pairs) in original joint indices."""
+        m1, m2 = self.t1.contracted.moving, self.t2.contracted.moving
+        matching = sorted((int(m1[i]), int(m2[k])) for i, k, _ in pairs)
+        inverted = sorted((int(m1[i]), int(m2[k])) for i, k, o in pairs if o)
+        return matching, inverted
+
+
+def _oriented_problem(t1: Tree, t2: Tree, norm, kappa) -> _Oriented:
+    g1, g2 = _tree_grams(norm, t1, t2)
+    c1, c2 = t1.contracted, t2.contracted
+    j1, j2 = t1.joints[c1.moving], t2.joints[c2.moving]
+    g2m = _select(g2, c2.moving)
+    costs = np.stack(
+        [
+            joint_distance_matrix(j1, j2, g2m, kappa),
+            joint_distance_matrix(j1, j2.inverse(), g2m, kappa),
+        ]
+    )
+    return _Oriented(
+        t1,
+        t2,
+        costs,
+        distance_to_fixed(j1, _select(g1, c1.moving), kappa),
+        distance_to_fixed(j2, g2m, kappa),
+    )
+
+
+def _orientation_conflicts(head1, head2, pairs) -> np.ndarray:
+    """(P, P) bool: oriented pairs a, b (i, k, o) that no oriented isomorphism realizes together.
+
+    For two matched edges x ~ x' and y ~ y', y lies on the child side of x iff y' lies on the
+    child side of x' when x ~ x' keeps its orientation, and on the other side when it is
+    reversed. Two trees whose matched edges split each other the same way are isomorphic with
+    matched edges corresponding (the splits determine betweenness), so pairwise agreement of
+    every two pairs is exactly realizability with the given orientations.
+    """
+    i, k, o = np.array(pairs, dtype=np.int64).reshape(-1, 3).T
+    agree = head1[i[:, None], i[None, :]] == head2[k[:, None], k[None, :]]
+    bad = agree == o.astype(bool)[:, None]
+    np.fill_diagonal(bad, False)
+    return bad | bad.T
+
+
+class _OrientedSearch:
+    """Best-first branch and bound over oriented matchings, in savings (maximized).
+
+    A node fixes some oriented pairs and allows others (allowed[o, i, k]); its bound is the
+    assignment relaxation over allowed pairs with the better allowed orientation of each. Pair
+    constraints are pairwise (see `_orientation_conflicts`), so a conflict between two pairs
+    A, B of a node's relaxation splits it into two disjoint children: without A, and with A
+    fixed (which removes B and everything else A excludes).
+    """
+
+    def __init__(self, problem: _Oriented, deadline: float | None, max_nodes: int | None):
+        self.anytime = deadline is not None or max_nodes is not None
+        self.head1 = problem.t1.contracted.head
+        self.head2 = problem.t2.contracted.head
+        self.savings = problem.savings
+        self.positive = self.savings > 0.0
+        self.tolerance = _TOLERANCE * problem.base
+        self.deadline = deadline
+        self.max_nodes = max_nodes
+        self.timed_out = False
+        self.nodes = 0
+        self.best = 0.0
+        self.best_pairs: list = []
+        self._heap: list = []
+        self._counter = 0
+        # Pairs that may still be part of a better matching (narrowed once by `probe`).
+        self.useful = np.ones(self.savings.shape, dtype=bool)
+        self.probed = False
+
+    def relax(self, allowed: np.ndarray):
+        """(total savings, [(i, k, o), ...]) of the relaxation over `allowed` pairs."""
+        weights = np.where(allowed & self.positive, self.savings, 0.0)
+        orientation = weights[1] > weights[0]
+        total, pairs = _max_matching(np.maximum(weights[0], weights[1]))
+        return total, [(i, k, int(orientation[i, k])) for i, k in pairs]
+
+    def _fix(self, allowed: np.ndarray, pair) -> np.ndarray:
+        """Pairs still allowed once oriented `pair` is part of the matching."""
+        i, k, o = pair
+        # (j, l) must split like (i, k) does under o, and its own orientation is then forced.
+        splits = (self.head1[i, :][:, None] == self.head2[k, :][None, :]) != bool(o)
+        keeps = self.head1[:, i][:, None] == self.head2[:, k][None, :]
+        out = allowed & splits[None]
+        out[0] &= keeps
+        out[1] &= ~keeps
+        out[:, i, :] = False
+        out[:, :, k] = False
+        return out
+
+    def _compatible(self, pairs: list, pair) -> bool:
+        """Can oriented `pair` join the oriented matching `pairs` (itself realizable)?"""
+        if not pairs:
+            return True
+        i, k, o = pair
+        ci, ck, co = np.array(pairs, dtype=np.int64).T
+        if (ci == i).any() or (ck == k).any():
+            return False
+        splits = (self.head1[i, ci] == self.head2[k, ck]) != bool(o)
+        keeps = (self.head1[ci, i] == self.head2[ck, k]) != co.astype(bool)
+        return bool(splits.all() and keeps.all())
+
+    def _evaluate(self, fixed: list, fixed_savings: float, allowed: np.ndarray) -> None:
+        self.nodes += 1
+        bound, free = self.relax(allowed)
+        bound += fixed_savings
+        if bound <= self.best + self.tolerance:
+            return
+        conflict = None
+        if len(free) > 1:
+            bad = _orientation_conflicts(self.head1, self.head2, free)
+            if bad.any():
+                # The conflict between the most valuable pairs: branch on the stronger one.
+                strength = np.array([self.savings[o, i, k] for i, k, o in free])
+                a, b = np.nonzero(np.triu(bad))
+                weakest = np.minimum(strength[a], strength[b])
+                t = int(np.argmax(weakest))
+                conflict = free[a[t]] if strength[a[t]] >= strength[b[t]] else free[b[t]]
+        if conflict is None:
+            self.best, self.best_pairs = bound, fixed + free
+            return
+        if self.anytime and self.nodes % _REPAIR_EVERY == 0:
+            self.repair(fixed, fixed_savings, free)
+        if bound <= self.best + self.tolerance:
+            return
+        self._counter += 1
+        node = (fixed, fixed_savings, allowed, conflict)
+        heapq.heappush(self._heap, (-bound, self._counter, node))
+
+    def repair(self, fixed: list, fixed_savings: float, free: list) -> None:
+        """Greedy feasible matching: the fixed pairs plus free pairs by decreasing savings."""
+        pairs, total = list(fixed), fixed_savings
+        for pair in sorted(free, key=lambda p: (-self.savings[p[2], p[0], p[1]], p)):
+            if self._compatible(pairs, pair):
+                pairs.append(pair)
+                total += self.savings[pair[2], pair[0], pair[1]]
+        if total > self.best:
+            self.best, self.best_pairs = total, pairs
+
+    def _branch(self, node) -> None:
+        fixed, fixed_savings, allowed, pair = node
+        allowed = allowed & self.useful
+        i, k, o = pair
+        without = allowed.copy()
+        without[o, i, k] = False
+        self._evaluate(fixed, fixed_savings, without)
+        self._evaluate(
+            [*fixed, pair], fixed_savings + self.savings[o, i, k], self._fix(allowed, pair)
+        )
+
+    def _out_of_budget(self) -> bool:
+        if self.max_nodes is not None and self.nodes >= self.max_nodes:
+            return True
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            self.timed_out = True
+            return True
+        return False
+
+    def run(self, start_pairs: list) -> float:
+        """Search from the root (seeded with a greedy repair of `start_pairs`); returns the best
+        upper bound on savings still possible (== self.best when the search finished)."""
+        self.repair([], 0.0, start_pairs)
+        self._evaluate([], 0.0, self.useful)
+        while self._heap:
+            neg_bound, _, node = self._heap[0]
+            if -neg_bound <= self.best + self.tolerance:
+                self._heap.clear()
+                break
+            if self._out_of_budget():
+                return -neg_bound
+            if self.nodes >= _PROBE_AFTER and not self.probed:
+                self.probed = True
+                self.useful = self.probe(self.useful)
+            heapq.heappop(self._heap)
+            self._branch(node)
+        return self.best
+
+    def probe(self, allowed: np.ndarray) -> np.ndarray:
+        """`allowed` without the pairs that cannot be part of a better matching: for each
+        candidate by decreasing savings, the relaxation with it fixed bounds every matching
+        holding it; each probe counts as a search node, and its relaxation is repaired into an
+        incumbent (so later probes prune more)."""
+        candidates = np.argwhere(allowed & self.positive)
+        order = np.argsort(-self.savings[tuple(candidates.T)], kind="stable")
+        allowed = allowed.copy()
+        for o, i, k in candidates[order].tolist():
+            if self._out_of_budget():
+                break
+            self.nodes += 1
+            pair = (i, k, o)
+            fixed = self.savings[o, i, k]
+            bound, free = self.relax(self._fix(allowed, pair))
+            if fixed + bound <= self.best + self.tolerance:
+                allowed[o, i, k] = False
+            else:
+                self.repair([pair], fixed, free)
+        return allowed
+
+
+def unrooted_tree_distance(
+    t1: Tree, t2: Tree, norm, kappa: float | None = None, exact: bool = True, budget=None
+) -> TreeDistance:
+    """E^tree(T1, T2) (E^phi,tree with `kappa`) on representation-equivalence classes: up to
+    relabeling, exactly fixed edges and the choice of base link.
+
+    Each edge is oriented parent to child (its joint moves the child relative to the parent).
+    Re-rooting a tree reverses the edges on the path to the new base and inverts their joints
+    (endpoint pair negated), which describes the same object; so when a matching maps an edge
+    onto an edge of the other tree oriented the other way, J1[i] is compared with the inverse
+    of J2[k] (listed in `inverted`). Then E(T, T.reroot(l)) == 0 for every link l. With a
+    single matched pair either orientation is allowed (the cheaper one is taken).
+
+    Arguments and result as `tree_distance`: the relaxation takes the better orientation of
+    each pair, and is certified when its oriented matching is realizable; otherwise the exact
+    branch and bound runs (its constraints are pairwise, so a conflict splits a node in two).
+    """
+    deadline, max_nodes = _budget(budget)
+    problem = _oriented_problem(t1, t2, norm, kappa)
+    search = _OrientedSearch(problem, deadline, max_nodes)
+    relax_savings, relax_pairs = search.relax(np.ones(problem.costs.shape, dtype=bool))
+    relaxation = problem.value(relax_pairs)
+    if (
+        len(relax_pairs) < 2
+        or not _orientation_conflicts(search.head1, search.head2, relax_pairs).any()
+    ):
+        matching, inverted = problem.original(relax_pairs)
+        return TreeDistance(
+            value=relaxation,
+            lower_bound=relaxation,
+            relaxation=relaxation,
+            certified=True,
+            exact=True,
+            matching=matching,
+            nodes_explored=1,
+            inverted=inverted,
+        )
+    if exact:
+        upper_savings = search.run(relax_pairs)
+    else:
+        search.repair([], 0.0, relax_pairs)
+        upper_savings = relax_savings
+    value = problem.value(search.best_pairs)
+    proven = upper_savings <= search.best + search.tolerance
+    matching, inverted = problem.original(search.best_pairs)
+    return TreeDistance(
+        value=value,
+        lower_bound=value if proven else max(relaxation, problem.base - upper_savings),
+        relaxation=relaxation,
+        certified=False,
+        exact=bool(proven),
+        matching=matching,
+        nodes_explored=max(1, search.nodes),
+        inverted=inverted,
+        time_limited=search.timed_out,
+    )
+
+
+def matching_orientation(t1: Tree, t2: Tree, matching) -> np.ndarray | None:
+    """(P,) int8 for a matching [(i, k), ...] of moving joints (original indices): +1 where
+    the oriented isomorphism realizing it keeps the edge's orientation, -1 where it reverses
+    it, 0 for a single pair (either way); None when the matching is not realizable."""
+    matching = [(int(i), int(k)) for i, k in matching]
+    a = _to_contracted(t1, [i for i, _ in matching], "first")
+    b = _to_contracted(t2, [k for _, k in matching], "second")
+    if len(matching) < 2:
+        return np.zeros(len(matching), dtype=np.int8)
+    if len(set(a.tolist())) != len(a) or len(set(b.tolist())) != len(b):
+        raise ValueError("a matching pairs each joint at most once")
+    head1, head2 = t1.contracted.head, t2.contracted.head
+    agree = head1[np.ix_(a, a)] == head2[np.ix_(b, b)]
+    off = ~np.eye(len(a), dtype=bool)
+    keep = (agree | ~off).all(axis=1)
+    flip = (~agree | ~off).all(axis=1)
+    if not (keep | flip).all():
+        return None
+    return np.where(keep, 1, -1).astype(np.int8)

@@ -1,7 +1,8 @@
 """`arena distance`: the metric between two single objects, or between lists of joints.
 
 Objects (URDF or MJCF files, or folders holding one) are read like predictions (no placement)
-and compared by the exact tree distance: E^{phi,tree} (or E^tree with `compact=False`) under the
+and compared by the exact unrooted tree distance (the base link is free; a matched joint on a
+reversed edge is compared as its inverse): E^{phi,tree} (or E^tree with `compact=False`) under the
 split norm, or under the kinetic-energy norm where B is the reference: a matched pair and B's
 unmatched joints are measured with B's child link moments, A's unmatched joints with A's own.
 
@@ -26,7 +27,7 @@ import numpy as np
 
 from metric import Joints, joint_distance, kinetic_norms, split_norm
 from normalize.errors import AssetError
-from scoring.compare import break_ties, edit_script, match_trees
+from scoring.compare import match_trees, tie_broken
 from scoring.objects import Kinematics, kinematics, read_any
 
 NORMS = ("split", "kinetic")
@@ -142,8 +143,7 @@ def object_distance(
     except ValueError as exc:  # unbounded joints without compactification
         raise DistanceError(str(exc)) from exc
     if not kinetic:  # identical joints are interchangeable: show them paired by position
-        pairs = break_ties(first, second, match.pairs)
-        match = edit_script(match.result, first, second, pairs, gram, kappa)
+        match = tie_broken(match, first, second, gram, kappa)
     result = match.result
     return {
         "a": str(a),
@@ -157,8 +157,13 @@ def object_distance(
         "relaxation": result.relaxation,
         "nodes_explored": result.nodes_explored,
         "pairs": [
-            {"a_joint": first.names[i], "b_joint": second.names[k], "E": float(cost)}
-            for (i, k), cost in zip(match.pairs, match.pair_cost, strict=True)
+            {
+                "a_joint": first.names[i],
+                "b_joint": second.names[k],
+                "E": float(cost),
+                "inverted": bool(flip),
+            }
+            for (i, k), cost, flip in zip(match.pairs, match.pair_cost, match.inverted, strict=True)
         ],
         "unmatched_a": [
             {"joint": first.names[i], "E": float(cost)}
@@ -180,6 +185,11 @@ def distance_text(d: dict) -> str:
         setting += f", kappa = {d['kappa']:.6g}"
     if d["certified"]:
         status = "exact: certified by the assignment relaxation"
+    elif not d["exact"]:
+        status = (
+            f"NOT exact: the search stopped at its budget of {d['nodes_explored']} nodes "
+            f"(the value is the best matching found; relaxation {d['relaxation']:.6g})"
+        )
     else:
         status = (
             f"exact: proven by search over {d['nodes_explored']} nodes "
@@ -190,7 +200,11 @@ def distance_text(d: dict) -> str:
         status,
         "matched joints (A -> B):" if d["pairs"] else "no matched joints",
     ]
-    lines += [f"  {p['a_joint']} -> {p['b_joint']}  E = {p['E']:.6g}" for p in d["pairs"]]
+    lines += [
+        f"  {p['a_joint']} -> {p['b_joint']}  E = {p['E']:.6g}"
+        + ("  (edge reversed: A's joint inverted)" if p["inverted"] else "")
+        for p in d["pairs"]
+    ]
     for key, what in (("unmatched_a", "of A (contracted)"), ("unmatched_b", "of B (expanded)")):
         if d[key]:
             lines.append(f"unmatched joints {what}:")

@@ -13,6 +13,30 @@ LABELS = {
     "e_b_m": "E_B ↓ (m)",
     "e_phi": "E_α^φ ↓",
     "e_tree": "E_α^{φ,tree} ↓",
+    "e_tree_edit": "E^{φ,tree} edit distance ↓",
+}
+#: What each column of the main table averages (one line each under the table).
+AVERAGES = {
+    "gen": "share of all objects with a valid output.",
+    "type_err_pct": "per object, the share of its component pairs with another joint type; "
+    "then the mean over objects.",
+    "origin_err_m": "per object, the mean origin error over its component pairs; then over "
+    "objects.",
+    "axis_err_rad": "per object, the mean unsigned axis angle over its component pairs; then "
+    "over objects.",
+    "limit": "per object, the mean LimitErr range ‖m_p − m_g‖ and direction 1 − cos over the "
+    "component pairs where they are defined (finite limits, non-zero ranges); then over objects.",
+    "succ_rate_pct": "per object, the share of its component pairs that succeed (same type, "
+    "axis and origin within τ_a, τ_p); then over objects.",
+    "e_b_m": "per object, the mean E_B over its component pairs with finite limits on both "
+    "sides (ground-truth child link's kinetic norm); then over objects.",
+    "e_phi": "per object, the mean of its edit script's terms (E^φ of each matched pair, "
+    "E^φ(J, J0) of each unmatched moving joint); then over objects.",
+    "e_tree": "per object, the exact unrooted tree edit distance divided by the number of "
+    "moving joints of both objects (our reading of the paper's normalization, "
+    "docs/scoring.md); then over objects.",
+    "e_tree_edit": "per object, the exact unrooted tree edit distance itself (a sum over "
+    "joints, not normalized); then over objects.",
 }
 #: Differences shown in the paired table (summary.json holds every score).
 PAIRED = ("e_tree", "e_phi", "e_b_m", "succ_rate_pct")
@@ -100,9 +124,12 @@ def report_markdown(summary: dict, metrics) -> str:
                 cell(name, "e_b_m"),
                 cell(name, "e_phi"),
                 cell(name, "e_tree"),
+                cell(name, "e_tree_edit"),
             ]
         )
     lines += _table(header, rows)
+    lines += ["", "What each column averages:", ""]
+    lines += [f"- {LABELS[key]}: {text}" for key, text in AVERAGES.items()]
     lines += [
         "",
         "## Coverage",
@@ -111,7 +138,10 @@ def report_markdown(summary: dict, metrics) -> str:
         "and fixed pairs) with finite predicted and ground-truth limits; E_B objects have at "
         "least one such pair whose ground-truth child link has a usable mass distribution. "
         "Certified: objects whose exact E_α^{φ,tree} the assignment relaxation certified; "
-        "Search: objects that needed the exact search.",
+        "Search: objects that needed the exact search; Not exact: objects whose search "
+        "stopped at its node budget (their tree values are the best matching found); Reversed "
+        "pairs: matched joints on edges oriented the other way (a prediction rooted at another "
+        "part), compared with the inverse joint.",
         "",
     ]
     rows = []
@@ -126,10 +156,23 @@ def report_markdown(summary: dict, metrics) -> str:
                 str(c["eb_objects"]),
                 str(c["certified"]),
                 str(c["searched"]),
+                str(c["not_exact"]),
+                str(c["inverted_pairs"]),
             ]
         )
     lines += _table(
-        ["Method", "Objects", "Gen", "Pair", "E_B objects", "Certified", "Search"], rows
+        [
+            "Method",
+            "Objects",
+            "Gen",
+            "Pair",
+            "E_B objects",
+            "Certified",
+            "Search",
+            "Not exact",
+            "Reversed pairs",
+        ],
+        rows,
     )
     if summary["paired"]:
         lines += [

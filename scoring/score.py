@@ -48,7 +48,8 @@ METRICS = (
     ("succ_rate_pct", "SuccRate", "%", "higher"),
     ("e_b_m", "E_B", "m", "lower"),
     ("e_phi", "E_alpha^phi", "", "lower"),
-    ("e_tree", "E_alpha^{phi,tree}", "", "lower"),
+    ("e_tree", "E_alpha^{phi,tree}", "per joint", "lower"),
+    ("e_tree_edit", "E_alpha^{phi,tree} edit distance", "", "lower"),
 )
 #: Scores defined per valid output (everything but Gen, which is over all objects).
 VALID_METRICS = tuple(m[0] for m in METRICS[1:])
@@ -99,7 +100,10 @@ SCORES = pa.schema(
         _f("e_b_m", _F64),
         _f("e_phi", _F64),
         _f("e_tree", _F64),
+        _f("e_tree_edit", _F64),
         _f("e_tree_relaxation", _F64),
+        _f("tree_exact", pa.bool_()),
+        _f("n_inverted", _I32),
         _f("certified", pa.bool_()),
         _f("search_nodes", _I32),
         _f("pairs", pa.list_(PAIR)),
@@ -338,6 +342,8 @@ def summarize(rows: list[dict], methods: Sequence[str], settings: Settings) -> d
                 "fixed_pairs": sum(r["n_fixed_pairs"] for r in valid),
                 "certified": certified,
                 "searched": len(valid) - certified,
+                "not_exact": sum(1 for r in valid if not r["tree_exact"]),
+                "inverted_pairs": sum(r["n_inverted"] for r in valid),
                 "certified_share": certified / len(valid) if valid else None,
                 "search_share": (len(valid) - certified) / len(valid) if valid else None,
             },

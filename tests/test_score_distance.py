@@ -158,7 +158,12 @@ def test_object_distance_split_and_kinetic(release, tmp_path):
     assert result["E_tree"] == pytest.approx(hand_e_phi((j[0], j[1] + 0.2, j[2] + 0.2), j))
     assert result["exact"] and result["certified"]
     assert result["pairs"] == [
-        {"a_joint": "joint_0", "b_joint": "joint_0", "E": pytest.approx(result["E_tree"])}
+        {
+            "a_joint": "joint_0",
+            "b_joint": "joint_0",
+            "E": pytest.approx(result["E_tree"]),
+            "inverted": False,
+        }
     ]
     text = runner.invoke(app, ["distance", str(a), str(b)])
     assert "certified by the assignment relaxation" in text.output
