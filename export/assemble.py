@@ -1,8 +1,9 @@
 """Release assembly: from the outcomes of every object to the release files.
 
 `assemble_release` writes, into the staging folder (whose `objects/` the batches filled): the
-Parquet manifests with split and eval200, the statistics plots, release.json, CHANGELOG.md, the
-dataset card README.md and checksums.sha256. `runs` are the build's per-source results (source,
+Parquet manifests with split and eval200, the objects of each split under `data/objects/`, the
+statistics plots, release.json, CHANGELOG.md, the dataset card README.md, LICENSES.md and
+checksums.sha256. `runs` are the build's per-source results (source,
 discovered ids, outcomes: see `pipeline.chain` for an outcome's fields).
 """
 
@@ -13,9 +14,12 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from export import manifests, release
+import pyarrow.compute as pc
+
+from export import card, manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
-from export.selection import EvalCandidate, select_eval, split_of
+from export.selection import SPLITS, EvalCandidate, select_eval, split_of
+from normalize.sources import PROVENANCE_KEYS
 from taxonomy import UNASSIGNED_SUPERCATEGORY
 
 
@@ -74,6 +78,7 @@ def assemble_release(
     arrow = {name: manifests.to_table(name, rows) for name, rows in tables.items()}
     for name, table in arrow.items():
         manifests.write_table(table, staging / "manifest" / f"{name}.parquet")
+    _write_splits(arrow["objects"], staging)
     release.pause_point("assemble")
     known = {
         f"objects/{o['object_id']}/{name}": digest
@@ -101,11 +106,29 @@ def assemble_release(
         encoding="utf-8",
     )
     (staging / "README.md").write_text(
-        release.card_markdown(info, tables["objects"], tables["rejects"], stats_md),
+        card.card_markdown(
+            info,
+            tables["objects"],
+            tables["rejects"],
+            stats_md,
+            {name: len(rows) for name, rows in tables.items()},
+        ),
         encoding="utf-8",
     )
+    (staging / card.LICENSES_FILE).write_text(card.licenses_markdown(info), encoding="utf-8")
     release.write_checksums(staging, known)
     return info, content
+
+
+def _write_splits(objects, staging: Path) -> None:
+    """The objects of each split as their own Parquet file (the card's default config), for
+    every split that has objects."""
+    for split in SPLITS:
+        rows = objects.filter(pc.equal(objects["split"], split))
+        if rows.num_rows:
+            path = staging / card.split_path(split)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            manifests.write_table(rows, path)
 
 
 def _statistics(arrow: dict, staging: Path) -> str:
@@ -128,6 +151,7 @@ def _release_info(runs, tables, version, versions, content, previous_info) -> di
                 "name": run.source.name,
                 "format": run.source.format,
                 "license": run.source.license,
+                **{key: getattr(run.source, key) for key in PROVENANCE_KEYS},
                 "snapshot_sha256": _snapshot(run),
                 "discovered": len(run.discovered),
                 "accepted": accepted,

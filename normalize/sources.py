@@ -30,6 +30,9 @@ class Allowance:
         return not self.objects or any(fnmatch.fnmatchcase(source_id, g) for g in self.objects)
 
 
+PROVENANCE_KEYS = ("spdx", "url", "revision", "homepage", "citation")
+
+
 @dataclass(frozen=True)
 class SourceConfig:
     """One library. `path` and `package_roots` are absolute."""
@@ -47,6 +50,13 @@ class SourceConfig:
     overrides: Mapping[str, str] = field(default_factory=dict)
     allowances: tuple[Allowance, ...] = ()
     max_file_bytes: int = MAX_XML_BYTES
+    # Provenance (all optional): SPDX license, upstream URL and revision, home page, citation.
+    spdx: str | None = None
+    url: str | None = None
+    revision: str | None = None
+    homepage: str | None = None
+    citation: str | None = None
+    allow_empty: bool = False  # a source where discovery finds nothing does not fail the build
 
     def allowance(self, check: str, source_id: str) -> Allowance | None:
         """The allowance waiving `check` for `source_id`, if any."""
@@ -79,6 +89,8 @@ class SourceConfig:
                 for a in self.allowances
             ],
             "max_file_bytes": self.max_file_bytes,
+            **{key: getattr(self, key) for key in PROVENANCE_KEYS},
+            "allow_empty": self.allow_empty,
         }
 
 
@@ -158,6 +170,8 @@ def load_sources(path: Path) -> list[SourceConfig]:
                     for a in entry.get("allowances", ())
                 ),
                 max_file_bytes=int(entry.get("max_file_bytes", MAX_XML_BYTES)),
+                **{key: entry.get(key) for key in PROVENANCE_KEYS},
+                allow_empty=bool(entry.get("allow_empty", False)),
             )
         )
     if problems:

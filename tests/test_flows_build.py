@@ -72,7 +72,7 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
     assert len(objects) >= 38, "the generated library is made to be accepted"
     for row in objects:
         assert (out / row["urdf_path"]).is_file()
-        assert row["split"] in ("train", "val", "test")
+        assert row["split"] in ("train", "validation", "test")
     assert sum(r["eval200"] for r in objects) == len(objects), "fewer than 200: all are eval"
     joint_types = {r["type"] for r in tables["joints"].to_pylist()}
     assert {"revolute", "prismatic", "continuous", "helical"} <= joint_types
@@ -82,7 +82,10 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
     )
     card = (out / "README.md").read_text()
     front = yaml.safe_load(card.split("---\n")[1])
-    assert set(front["source_licenses"]) == {s["name"] for s in info["sources"]}
+    assert front["license"] == "cc0-1.0"
+    assert [c["config_name"] for c in front["configs"]][0] == "objects"
+    licenses = (out / "LICENSES.md").read_text()
+    assert all(f"## {s['name']}" in licenses for s in info["sources"])
     assert (out / "plots").is_dir() and any((out / "plots").glob("*.png"))
     assert "First release" in (out / "CHANGELOG.md").read_text()
     assert [p.name for p in out.parent.iterdir() if p.name.startswith(".release.build")] == []
