@@ -16,7 +16,6 @@ from collections.abc import Mapping
 
 from huggingface_hub import DatasetCard, DatasetCardData
 
-import schemas
 from export.manifests import SCHEMAS, TABLES
 from export.selection import SPLITS
 
@@ -98,18 +97,20 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     return out
 
 
-def _description(table: str, column: str) -> str:
-    return schemas.load_schema(table)["properties"][column]["description"].replace("|", "\\|")
+def _description(field) -> str:
+    return field.metadata[b"description"].decode("utf-8").replace("|", "\\|")
 
 
 def structure_markdown(rows_per_table: Mapping[str, int]) -> list[str]:
     """The "Dataset structure" section: every table's columns, types and descriptions, from the
-    manifests' schemas."""
+    manifests' schemas (the same text is in each Parquet field's metadata)."""
     lines = [
         "## Dataset structure",
         "",
         "Each table is a Parquet file in `manifest/`; the objects of each split are also in "
-        "`data/objects/<split>.parquet` (the `objects` config).",
+        "`data/objects/<split>.parquet` (the `objects` config). Each column's description is "
+        "also in its Parquet field's metadata (`description`): "
+        "`pyarrow.parquet.read_schema(path).field(name).metadata`.",
         "",
     ]
     for table in TABLES:
@@ -117,7 +118,7 @@ def structure_markdown(rows_per_table: Mapping[str, int]) -> list[str]:
         lines += [f"### {table} ({rows_per_table.get(table, 0)} rows)", ""]
         lines += _table(
             ["column", "type", "description"],
-            [[f"`{f.name}`", f"`{f.type}`", _description(table, f.name)] for f in schema],
+            [[f"`{f.name}`", f"`{f.type}`", _description(f)] for f in schema],
         )
         lines.append("")
     return lines
