@@ -43,6 +43,10 @@ class BuildLocked(ReleaseError):
     """Another build holds the lock of this output folder."""
 
 
+class ReleaseExists(ReleaseError):
+    """--out already holds a release and the build was not asked to replace it."""
+
+
 # --------------------------------------------------------------------------- lock and staging
 def _sibling(out: Path, suffix: str) -> Path:
     return out.parent / f".{out.name}.{suffix}"
@@ -108,6 +112,21 @@ def check_out(out: Path) -> None:
             f"--out {out} is a non-empty folder without {RELEASE_JSON}; refusing to replace "
             "something that is not a release"
         )
+
+
+def check_replace(out: Path, replace: bool) -> None:
+    """Refuse to replace the release at `out` unless `replace` (`--replace`)."""
+    out = Path(out)
+    if replace or not (out / RELEASE_JSON).is_file():
+        return
+    try:
+        version = json.loads((out / RELEASE_JSON).read_text(encoding="utf-8"))["version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        version = "of unknown version"
+    raise ReleaseExists(
+        f"--out {out} already holds release {version}; nothing was built. Pass --replace to "
+        "replace it, or choose another --out (e.g. releases/<version>)"
+    )
 
 
 def recover(out: Path) -> None:
@@ -228,6 +247,33 @@ def verify_checksums(root: Path) -> list[str]:
 def default_version(today: dt.date | None = None) -> str:
     """Date-based version, e.g. 2026.08.05."""
     return (today or dt.datetime.now(dt.timezone.utc).date()).strftime("%Y.%m.%d")
+
+
+def _version_of(folder: Path) -> str | None:
+    try:
+        return json.loads((folder / RELEASE_JSON).read_text(encoding="utf-8"))["version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def taken_versions(out: Path, previous: Path | None = None) -> set[str]:
+    """Versions a new release at `out` must not reuse: the release at `out` (which it would
+    replace), `previous`, and the releases beside `out` (e.g. the other folders of releases/)."""
+    out = Path(out).absolute()
+    folders = [out, *([Path(previous)] if previous else [])]
+    if out.parent.is_dir():
+        folders += [p for p in out.parent.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    return {v for v in map(_version_of, folders) if v is not None}
+
+
+def unique_version(taken: set[str], today: dt.date | None = None) -> str:
+    """Today's date-based version, or `<date>-2`, `<date>-3`... when that one is taken."""
+    base = default_version(today)
+    version, n = base, 1
+    while version in taken:
+        n += 1
+        version = f"{base}-{n}"
+    return version
 
 
 def read_release(folder: Path) -> dict:

@@ -64,6 +64,7 @@ class BuildConfig:
     cache_dir: Path | None = None
     overrides: dict[str, str] = field(default_factory=dict)
     live: bool | None = None  # progress display; None: only on a terminal
+    replace: bool = False  # replace a release already at `out` (`--replace`)
 
 
 @dataclass
@@ -313,6 +314,7 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
     with release.build_lock(out):
         release.recover(out)
         release.check_out(out)
+        release.check_replace(out, config.replace)
         staging = release.new_staging(out)
         try:
             settings = BatchSettings(
