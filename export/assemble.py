@@ -156,6 +156,7 @@ def _release_info(runs, tables, version, versions, content, previous_info) -> di
                 "discovered": len(run.discovered),
                 "accepted": accepted,
                 "rejected": len(run.outcomes) - accepted,
+                "skipped": run.skipped,
             }
         )
     return {

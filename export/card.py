@@ -101,6 +101,35 @@ def _description(field) -> str:
     return field.metadata[b"description"].decode("utf-8").replace("|", "\\|")
 
 
+def discovery_markdown(sources: list[dict]) -> list[str]:
+    """What discovery skipped in each source (files that look like an entry but are no
+    candidate), and the sources without any candidate; nothing when there is neither."""
+    rows = [
+        [s["name"], s["discovered"], reason, v["count"], ", ".join(v["examples"])]
+        for s in sources
+        for reason, v in s.get("skipped", {}).items()
+    ]
+    empty = [s["name"] for s in sources if s["discovered"] == 0]
+    if not rows and not empty:
+        return []
+    lines = ["## Discovery", ""]
+    if rows:
+        lines += [
+            "Files that look like an entry file but are not objects of the release "
+            "(other_format: another format's suffix; not_selected: left out by the source's "
+            "patterns; not_an_entry: included by another file or unused):",
+            "",
+            *_table(["source", "discovered", "skipped as", "files", "first files"], rows),
+            "",
+        ]
+    if empty:
+        lines += [
+            "Sources without any candidate (allowed by `allow_empty`): " + ", ".join(empty) + ".",
+            "",
+        ]
+    return lines
+
+
 def structure_markdown(rows_per_table: Mapping[str, int]) -> list[str]:
     """The "Dataset structure" section: every table's columns, types and descriptions, from the
     manifests' schemas (the same text is in each Parquet field's metadata)."""
@@ -184,6 +213,7 @@ def card_markdown(
             ],
         ),
         "",
+        *discovery_markdown(info["sources"]),
         "## Verification",
         "",
     ]

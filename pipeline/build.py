@@ -30,7 +30,7 @@ from pathlib import Path
 
 from export import release
 from export.assemble import assemble_release
-from normalize.sources import Candidate, SourceConfig, discover
+from normalize.sources import Candidate, SourceConfig, discover, skipped_files
 from pipeline import chain
 from pipeline.cache import ObjectCache
 from pipeline.chain import BatchSettings
@@ -76,6 +76,7 @@ class SourceRun:
     outcomes: list[dict]
     seconds: float = 0.0
     discover_seconds: float = 0.0
+    skipped: dict = field(default_factory=dict)  # normalize.sources.skipped_files
 
 
 @dataclass
@@ -109,6 +110,10 @@ class BuildResult:
             lines.append(
                 f"    {s['name']:<28} {s['accepted']:>6} accepted {s['rejected']:>6} rejected"
             )
+            for reason, v in s.get("skipped", {}).items():
+                lines.append(
+                    f"      skipped {v['count']} files ({reason}, e.g. {v['examples'][0]})"
+                )
         if self.internal_errors:
             lines.append(
                 f"  WARNING: {len(self.internal_errors)} objects hit an internal error "
@@ -255,6 +260,13 @@ def run_source(source: SourceConfig, settings: BatchSettings, progress, compute)
     Prefect subflow, or threads without Prefect); a fully cached source computes nothing."""
     started = time.perf_counter()
     candidates = _discover(source)
+    skipped = skipped_files(source, candidates)
+    if not candidates and not source.allow_empty:
+        raise BuildError(
+            f"source {source.name!r}: discovery found no {source.format} candidates in "
+            f"{source.path}{_skipped_text(skipped)}; fix the source's path, entry or include "
+            "patterns, or set `allow_empty: true` for it in the sources file"
+        )
     discovered = time.perf_counter()
     release.pause_point("discover")
     progress.discovered(source.name, len(candidates))
@@ -268,7 +280,15 @@ def run_source(source: SourceConfig, settings: BatchSettings, progress, compute)
         outcomes,
         time.perf_counter() - started,
         discovered - started,
+        skipped,
     )
+
+
+def _skipped_text(skipped: dict) -> str:
+    if not skipped:
+        return ""
+    parts = [f"{v['count']} {reason} (e.g. {v['examples'][0]})" for reason, v in skipped.items()]
+    return " (skipped files: " + ", ".join(parts) + ")"
 
 
 def compute_locally(config: BuildConfig, settings: BatchSettings, progress):
