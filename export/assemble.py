@@ -10,11 +10,13 @@ discovered ids, outcomes: see `pipeline.chain` for an outcome's fields).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pyarrow.compute as pc
+import yaml
 
 from export import card, manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
@@ -22,30 +24,59 @@ from export.selection import SPLITS, EvalCandidate, select_eval, split_of
 from normalize.sources import PROVENANCE_KEYS
 from taxonomy import UNASSIGNED_SUPERCATEGORY
 
+SOURCES_FILE = "sources.yaml"
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _relative_to_source(run, path: str) -> str:
+    root = str(run.source.path) + os.sep
+    relative = path[len(root) :] if path.startswith(root) else os.path.relpath(path, root)
+    return relative.replace(os.sep, "/")
+
+
+def _source_files(run, outcome) -> list[dict]:
+    """source_files rows of an accepted object: every file it read, with the digest the build
+    computed (inputs that were missing or led out of the root have no digest and no row)."""
+    return [
+        {"object_id": outcome["object_id"], "path": _relative_to_source(run, p), "sha256": d}
+        for p, d in outcome["inputs"].items()
+        if _SHA256.match(d)
+    ]
+
+
+def _write_sources_file(staging: Path, runs: list, sources_file: Path | None) -> None:
+    if sources_file is not None:
+        shutil.copyfile(sources_file, staging / SOURCES_FILE)
+        return
+    entries = [run.source.as_dict() for run in runs]
+    (staging / SOURCES_FILE).write_text(yaml.safe_dump({"sources": entries}, sort_keys=False))
+
 
 def _snapshot(run) -> str:
     """sha256 over the source config (without its local path), its candidates, and the
     content of every file they read (paths relative to the source root)."""
     config = {k: v for k, v in run.source.as_dict().items() if k not in ("path", "package_roots")}
-    root = str(run.source.path) + os.sep
-
-    def relative(path: str) -> str:
-        return path[len(root) :] if path.startswith(root) else os.path.relpath(path, root)
-
     per_object = {}
     for o in run.outcomes:
         per_object[o["source_id"]] = sorted(
-            (relative(path), digest) for path, digest in o["inputs"].items()
+            (_relative_to_source(run, path), digest) for path, digest in o["inputs"].items()
         )
     return sha256_hex(canonical_json({"config": config, "objects": per_object}))
 
 
 def assemble_release(
-    staging: Path, runs: list, version: str, previous: Path | None, versions: dict[str, str]
+    staging: Path,
+    runs: list,
+    version: str,
+    previous: Path | None,
+    versions: dict[str, str],
+    sources_file: Path | None = None,
 ) -> tuple[dict, str]:
-    """Write manifests, plots, release.json, CHANGELOG.md, README.md and checksums.sha256 into
-    the staging folder (everything but the object folders, which the batches wrote); returns
-    (release.json's content, the content hash)."""
+    """Write manifests, plots, release.json, CHANGELOG.md, README.md, LICENSES.md, the
+    sources file and checksums.sha256 into the staging folder (everything but the object
+    folders, which the batches wrote); returns (release.json's content, the content hash).
+    `sources_file`: the sources file of the build, copied as it is (without one, the sources'
+    settings are written as YAML)."""
     outcomes = [o for run in runs for o in run.outcomes]
     accepted = [o for o in outcomes if o["accepted"]]
     tables: dict[str, list[dict]] = {name: [] for name in manifests.TABLES}
@@ -53,6 +84,9 @@ def assemble_release(
         for name in ("objects", "joints", "links", "review"):
             tables[name].extend(o["rows"].get(name, []))
     tables["rejects"] = [o["reject"] for o in outcomes if not o["accepted"]]
+    tables["source_files"] = [
+        row for run in runs for o in run.outcomes if o["accepted"] for row in _source_files(run, o)
+    ]
 
     eval_ids = select_eval(
         [
@@ -116,6 +150,7 @@ def assemble_release(
         encoding="utf-8",
     )
     (staging / card.LICENSES_FILE).write_text(card.licenses_markdown(info), encoding="utf-8")
+    _write_sources_file(staging, runs, sources_file)
     release.write_checksums(staging, known)
     return info, content
 

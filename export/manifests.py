@@ -26,7 +26,7 @@ from export.digests import sha256_file, sha256_hex
 from normalize.convention import rest_bounds
 from normalize.model import ArticulatedObject, Geometry
 
-TABLES = ("objects", "joints", "links", "rejects", "review")
+TABLES = ("objects", "joints", "links", "rejects", "review", "source_files")
 
 
 # --------------------------------------------------------------------------- schemas
@@ -83,6 +83,7 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "links": ("object_id", "link_name"),
     "rejects": ("source", "source_id"),
     "review": ("object_id",),
+    "source_files": ("object_id", "path"),
 }
 
 
@@ -185,6 +186,8 @@ def object_row(
     source_id: str,
     source_path: str,
     license: str,
+    source_url: str | None = None,
+    source_revision: str | None = None,
     object_dir: Path,
     files: Mapping[str, str],
     urdf_path: str,
@@ -210,6 +213,8 @@ def object_row(
         "source_id": source_id,
         "source_path": source_path,
         "license": license,
+        "source_url": source_url,
+        "source_revision": source_revision,
         "category": assignment["category"],
         "supercategory": assignment["supercategory"],
         "category_method": assignment["method"],

@@ -123,6 +123,7 @@ def build_command(
         cache_dir=None if no_cache else cache_root,
         overrides=category_overrides,
         replace=replace,
+        sources_file=Path(sources),
     )
     try:
         result = build_release(config)

@@ -65,6 +65,7 @@ class BuildConfig:
     overrides: dict[str, str] = field(default_factory=dict)
     live: bool | None = None  # progress display; None: only on a terminal
     replace: bool = False  # replace a release already at `out` (`--replace`)
+    sources_file: Path | None = None  # copied into the release (else the settings as YAML)
 
 
 @dataclass
@@ -350,7 +351,12 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
             t = time.perf_counter()
             check_accounting(runs)
             info, content = assemble_release(
-                staging, runs, config.version, config.previous, dict(settings.versions)
+                staging,
+                runs,
+                config.version,
+                config.previous,
+                dict(settings.versions),
+                config.sources_file,
             )
             seconds["assemble"] = time.perf_counter() - t
             release.publish(staging, out)

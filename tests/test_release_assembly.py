@@ -171,7 +171,7 @@ def test_card_front_matter(tmp_path):
     }
     objects = [{"category": "scissors", "supercategory": "Tools", "warnings": [], "split": "train"}]
     rejects = [{"code": "xml.malformed"}]
-    rows = {"objects": 1, "joints": 2, "links": 3, "rejects": 1, "review": 0}
+    rows = {"objects": 1, "joints": 2, "links": 3, "rejects": 1, "review": 0, "source_files": 2}
     text = card.card_markdown(info, objects, rejects, "![joints](plots/joints.png)", rows)
     assert text.startswith("---\n")
     front = yaml.safe_load(text.split("---\n")[1])
@@ -179,7 +179,7 @@ def test_card_front_matter(tmp_path):
     assert front["task_categories"] == ["robotics"] and front["pretty_name"]
     assert front["size_categories"] == ["n<1K"]
     by_name = {c["config_name"]: c for c in front["configs"]}
-    assert set(by_name) == {"objects", "joints", "links", "rejects"}, "review has no rows"
+    assert set(by_name) == {"objects", "joints", "links", "rejects", "source_files"}, "no review"
     assert by_name["objects"]["default"] is True
     assert by_name["objects"]["data_files"] == [
         {"split": "train", "path": "data/objects/train.parquet"}
