@@ -218,6 +218,7 @@ def _release_info(runs, tables, version, versions, content, previous_info) -> di
             "rejects_by_stage": dict(
                 sorted(Counter(r["stage"] for r in tables["rejects"]).items())
             ),
+            "rejects_by_code": dict(Counter(r["code"] for r in tables["rejects"]).most_common()),
         },
         "previous": (
             {"version": previous_info["version"], "content_hash": previous_info["content_hash"]}

@@ -41,7 +41,7 @@ def build_release(config: BuildConfig) -> BuildResult:
     """Build a release as configured: Prefect flows unless `config.runner == "local"`."""
     from flows.progress import BuildProgress
 
-    progress = BuildProgress(live=config.live)
+    progress = BuildProgress(live=config.live, expected_sources=len(config.sources))
     if config.runner == "local":
         return build_locally(config, progress)
     called = time.perf_counter()

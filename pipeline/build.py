@@ -115,6 +115,13 @@ class BuildResult:
                 lines.append(
                     f"      skipped {v['count']} files ({reason}, e.g. {v['examples'][0]})"
                 )
+        codes = c.get("rejects_by_code", {})
+        if codes:
+            listed = ", ".join(f"{code} {n}" for code, n in codes.items())
+            lines.append(
+                f"  rejected by code: {listed} (each with its message, file and element in "
+                f"{self.out / 'manifest' / 'rejects.parquet'})"
+            )
         if self.internal_errors:
             lines.append(
                 f"  WARNING: {len(self.internal_errors)} objects hit an internal error "

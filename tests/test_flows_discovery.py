@@ -57,6 +57,7 @@ def sources_file(tmp_path, allow_empty: bool | None) -> Path:
         tmp_path / "library",
         {
             "doors/door.urdf": door_urdf(),
+            "doors/broken.urdf": "<robot name='broken'>",
             "doors/model.sdf": "<sdf/>",
             "empty/readme.xml": "<nothing/>",
         },
@@ -102,9 +103,15 @@ def test_allow_empty_builds_and_every_skipped_file_is_reported(tmp_path, capsys)
     summary = capsys.readouterr().out
     assert "skipped 1 files (other_format, e.g. model.sdf)" in summary
     assert "skipped 1 files (other_format, e.g. readme.xml)" in summary
+    details = out.absolute() / "manifest" / "rejects.parquet"
+    assert (
+        f"rejected by code: xml.truncated 1 (each with its message, file and element in {details})"
+        in summary
+    )
     info = json.loads((out / "release.json").read_text())
     by_name = {s["name"]: s for s in info["sources"]}
     assert by_name["empty"]["discovered"] == 0
+    assert info["counts"]["rejects_by_code"] == {"xml.truncated": 1}
     assert by_name["doors"]["skipped"] == {"other_format": {"count": 1, "examples": ["model.sdf"]}}
     card = (out / "README.md").read_text()
     assert "## Discovery" in card
