@@ -96,6 +96,38 @@ class BuildResult:
     # Seconds per stage summed over objects (CPU-ish time across workers: see
     # pipeline.chain), plus discover and assemble.
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    rejects: list[dict] = field(default_factory=list)  # the rejects table's rows
+
+    def markdown(self) -> str:
+        """The release summary as markdown (the Prefect build's artifact)."""
+        c, s = self.info["counts"], self.seconds
+        lines = [
+            f"# Release {self.version}",
+            "",
+            f"Written to `{self.out}`: {c['discovered']} discovered, {c['accepted']} accepted, "
+            f"{c['rejected']} rejected, {self.cached} reused from the cache; content hash "
+            f"`{self.content_hash}`.",
+            "",
+            "| source | discovered | accepted | rejected | seconds |",
+            "|---|---|---|---|---|",
+            *(
+                f"| {x['name']} | {x['discovered']} | {x['accepted']} | {x['rejected']} | "
+                f"{self.source_seconds.get(x['name'], 0.0):.1f} |"
+                for x in self.info["sources"]
+            ),
+            "",
+        ]
+        codes = c.get("rejects_by_code", {})
+        if codes:
+            lines += ["| rejection code | candidates |", "|---|---|"]
+            lines += [f"| {code} | {n} |" for code, n in codes.items()]
+            lines += ["", f"Details: `{self.out / 'manifest' / 'rejects.parquet'}`.", ""]
+        lines.append(
+            f"{s['total']:.1f} s in all: {s.get('orchestrator_start', 0.0):.1f} s starting "
+            f"Prefect, {s.get('objects', 0.0):.1f} s for the objects, "
+            f"{s.get('assemble', 0.0):.1f} s assembling."
+        )
+        return "\n".join(lines)
 
     def summary(self) -> str:
         c = self.info["counts"]
@@ -387,6 +419,7 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
         seconds=seconds,
         source_seconds={run.source.name: run.seconds for run in runs},
         stage_seconds={**dict(sorted(stages.items())), "assemble": seconds["assemble"]},
+        rejects=[o["reject"] for o in outcomes if not o["accepted"]],
     )
 
 
