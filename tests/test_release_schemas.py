@@ -11,6 +11,11 @@ import schemas
 from export.manifests import SCHEMAS, TABLES
 
 
+def _description(field: pa.Field) -> dict:
+    meta = field.metadata or {}
+    return {"description": meta[b"description"].decode()} if b"description" in meta else {}
+
+
 def json_type(arrow_type: pa.DataType) -> dict:
     if pa.types.is_string(arrow_type):
         return {"type": "string"}
@@ -35,10 +40,7 @@ def json_type(arrow_type: pa.DataType) -> dict:
             "type": "object",
             "additionalProperties": False,
             "required": [f.name for f in arrow_type],
-            "properties": {
-                f.name: {"description": f.metadata[b"description"].decode(), **json_type(f.type)}
-                for f in arrow_type
-            },
+            "properties": {f.name: {**_description(f), **json_type(f.type)} for f in arrow_type},
         }
     raise AssertionError(f"no JSON counterpart for {arrow_type}")
 
