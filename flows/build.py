@@ -28,6 +28,7 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 import contextlib  # noqa: E402
+import logging  # noqa: E402
 import sys  # noqa: E402
 import uuid  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -113,9 +114,28 @@ def _work(key: str) -> tuple:
     return _FLOW_WORK[key]
 
 
+_RUN_LOG = logging.getLogger("arena.build")
+
+
+def run_logger():
+    """The current run's logger (`get_run_logger`'s run context) on a logger that sends INFO
+    to the Prefect API only: the run's page shows it, the console stays at
+    PREFECT_LOGGING_LEVEL (WARNING by default)."""
+    from prefect.logging import get_run_logger
+    from prefect.logging.handlers import APILogHandler
+    from prefect.logging.loggers import PrefectLogAdapter
+
+    if not _RUN_LOG.handlers:
+        _RUN_LOG.addHandler(APILogHandler())
+        _RUN_LOG.setLevel(logging.INFO)
+        _RUN_LOG.propagate = False
+    return PrefectLogAdapter(_RUN_LOG, extra=get_run_logger().extra)
+
+
 @flow(name="arena-source", validate_parameters=False)
 def source_flow(source_name: str, objects: int, work: str) -> list[dict]:
     """The objects of one source that the cache does not have, one task per batch."""
+    run_logger().info("%s: computing %d objects not in the cache", source_name, objects)
     return _source_batches(*_work(work))
 
 
@@ -130,6 +150,17 @@ def arena_build_flow(version: str, out: str, sources: list[str], work: str) -> B
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
     result = run_build(*_work(work))
+    log = run_logger()
+    for s in result.info["sources"]:
+        log.info(
+            "%s: %d discovered, %d accepted, %d rejected, %d files skipped, %.1f s",
+            s["name"],
+            s["discovered"],
+            s["accepted"],
+            s["rejected"],
+            sum(v["count"] for v in s.get("skipped", {}).values()),
+            result.source_seconds.get(s["name"], 0.0),
+        )
     create_markdown_artifact(
         markdown=result.markdown(), key="arena-release-summary", description="The release"
     )

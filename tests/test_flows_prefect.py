@@ -5,6 +5,7 @@ temporary local cluster. Both give the manifests of the build without Prefect.""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from test_flows_build import manifests
@@ -70,6 +71,9 @@ def test_build_flow_through_the_command_line(
     summary = artifact("arena-release-summary", build.id)
     assert summary.type == "markdown" and f"Written to `{out.absolute()}`" in summary.data
     assert "| sample_urdf | 10 | 10 | 0 |" in summary.data
+    build_logs = logs(build.id, "sample_urdf: 10 discovered")
+    assert "sample_urdf: 10 discovered, 10 accepted, 0 rejected" in build_logs
+    assert "computing 10 objects" in logs(by_source["sample_urdf"].id, "computing")
 
     # a warm rebuild through Prefect reuses every object: no source has work, so no subflow
     seen |= {r.id for group in runs.values() for r in group}
@@ -81,6 +85,24 @@ def test_build_flow_through_the_command_line(
     new = {name: [r for r in group if r.id not in seen] for name, group in runs.items()}
     assert [r.state.type.value for r in new["arena-build"]] == ["COMPLETED"]
     assert not new.get("arena-source")
+
+
+def logs(flow_run_id, expected: str) -> str:
+    """The messages a flow run logged, once `expected` is among them (logs reach the API in
+    the background; give up after 20 s)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+
+    deadline = time.monotonic() + 20
+    while True:
+        with get_client(sync_client=True) as client:
+            found = client.read_logs(
+                log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id]))
+            )
+        text = "\n".join(entry.message for entry in found)
+        if expected in text or time.monotonic() > deadline:
+            return text
+        time.sleep(0.5)
 
 
 def artifact(key: str, flow_run_id):
