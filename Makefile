@@ -21,7 +21,7 @@ $(VENV)/.installed-all: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed-base
 
 demo: $(VENV)/.installed-base
-	$(BIN)/arena build
+	$(BIN)/arena build --replace
 
 lint: $(VENV)/.installed-all
 	$(BIN)/ruff check .

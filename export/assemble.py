@@ -1,47 +1,82 @@
 """Release assembly: from the outcomes of every object to the release files.
 
 `assemble_release` writes, into the staging folder (whose `objects/` the batches filled): the
-Parquet manifests with split and eval200, the statistics plots, release.json, CHANGELOG.md, the
-dataset card README.md and checksums.sha256. `runs` are the build's per-source results (source,
+Parquet manifests with split and eval200, the objects of each split under `data/objects/`, the
+statistics plots, release.json, CHANGELOG.md, the dataset card README.md, LICENSES.md and
+checksums.sha256. `runs` are the build's per-source results (source,
 discovered ids, outcomes: see `pipeline.chain` for an outcome's fields).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
 
-from export import manifests, release
+import pyarrow.compute as pc
+import yaml
+
+from export import card, manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
-from export.selection import EvalCandidate, select_eval, split_of
+from export.selection import SPLITS, EvalCandidate, select_eval, split_of
+from normalize.sources import PROVENANCE_KEYS
 from taxonomy import UNASSIGNED_SUPERCATEGORY
+
+SOURCES_FILE = "sources.yaml"
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _relative_to_source(run, path: str) -> str:
+    root = str(run.source.path) + os.sep
+    relative = path[len(root) :] if path.startswith(root) else os.path.relpath(path, root)
+    return relative.replace(os.sep, "/")
+
+
+def _source_files(run, outcome) -> list[dict]:
+    """source_files rows of an accepted object: every file it read, with the digest the build
+    computed (inputs that were missing or led out of the root have no digest and no row)."""
+    return [
+        {"object_id": outcome["object_id"], "path": _relative_to_source(run, p), "sha256": d}
+        for p, d in outcome["inputs"].items()
+        if _SHA256.match(d)
+    ]
+
+
+def _write_sources_file(staging: Path, runs: list, sources_file: Path | None) -> None:
+    if sources_file is not None:
+        shutil.copyfile(sources_file, staging / SOURCES_FILE)
+        return
+    entries = [run.source.as_dict() for run in runs]
+    (staging / SOURCES_FILE).write_text(yaml.safe_dump({"sources": entries}, sort_keys=False))
 
 
 def _snapshot(run) -> str:
     """sha256 over the source config (without its local path), its candidates, and the
     content of every file they read (paths relative to the source root)."""
     config = {k: v for k, v in run.source.as_dict().items() if k not in ("path", "package_roots")}
-    root = str(run.source.path) + os.sep
-
-    def relative(path: str) -> str:
-        return path[len(root) :] if path.startswith(root) else os.path.relpath(path, root)
-
     per_object = {}
     for o in run.outcomes:
         per_object[o["source_id"]] = sorted(
-            (relative(path), digest) for path, digest in o["inputs"].items()
+            (_relative_to_source(run, path), digest) for path, digest in o["inputs"].items()
         )
     return sha256_hex(canonical_json({"config": config, "objects": per_object}))
 
 
 def assemble_release(
-    staging: Path, runs: list, version: str, previous: Path | None, versions: dict[str, str]
+    staging: Path,
+    runs: list,
+    version: str,
+    previous: Path | None,
+    versions: dict[str, str],
+    sources_file: Path | None = None,
 ) -> tuple[dict, str]:
-    """Write manifests, plots, release.json, CHANGELOG.md, README.md and checksums.sha256 into
-    the staging folder (everything but the object folders, which the batches wrote); returns
-    (release.json's content, the content hash)."""
+    """Write manifests, plots, release.json, CHANGELOG.md, README.md, LICENSES.md, the
+    sources file and checksums.sha256 into the staging folder (everything but the object
+    folders, which the batches wrote); returns (release.json's content, the content hash).
+    `sources_file`: the sources file of the build, copied as it is (without one, the sources'
+    settings are written as YAML)."""
     outcomes = [o for run in runs for o in run.outcomes]
     accepted = [o for o in outcomes if o["accepted"]]
     tables: dict[str, list[dict]] = {name: [] for name in manifests.TABLES}
@@ -49,6 +84,9 @@ def assemble_release(
         for name in ("objects", "joints", "links", "review"):
             tables[name].extend(o["rows"].get(name, []))
     tables["rejects"] = [o["reject"] for o in outcomes if not o["accepted"]]
+    tables["source_files"] = [
+        row for run in runs for o in run.outcomes if o["accepted"] for row in _source_files(run, o)
+    ]
 
     eval_ids = select_eval(
         [
@@ -74,6 +112,7 @@ def assemble_release(
     arrow = {name: manifests.to_table(name, rows) for name, rows in tables.items()}
     for name, table in arrow.items():
         manifests.write_table(table, staging / "manifest" / f"{name}.parquet")
+    _write_splits(arrow["objects"], staging)
     release.pause_point("assemble")
     known = {
         f"objects/{o['object_id']}/{name}": digest
@@ -101,11 +140,30 @@ def assemble_release(
         encoding="utf-8",
     )
     (staging / "README.md").write_text(
-        release.card_markdown(info, tables["objects"], tables["rejects"], stats_md),
+        card.card_markdown(
+            info,
+            tables["objects"],
+            tables["rejects"],
+            stats_md,
+            {name: len(rows) for name, rows in tables.items()},
+        ),
         encoding="utf-8",
     )
+    (staging / card.LICENSES_FILE).write_text(card.licenses_markdown(info), encoding="utf-8")
+    _write_sources_file(staging, runs, sources_file)
     release.write_checksums(staging, known)
     return info, content
+
+
+def _write_splits(objects, staging: Path) -> None:
+    """The objects of each split as their own Parquet file (the card's default config), for
+    every split that has objects."""
+    for split in SPLITS:
+        rows = objects.filter(pc.equal(objects["split"], split))
+        if rows.num_rows:
+            path = staging / card.split_path(split)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            manifests.write_table(rows, path)
 
 
 def _statistics(arrow: dict, staging: Path) -> str:
@@ -128,10 +186,12 @@ def _release_info(runs, tables, version, versions, content, previous_info) -> di
                 "name": run.source.name,
                 "format": run.source.format,
                 "license": run.source.license,
+                **{key: getattr(run.source, key) for key in PROVENANCE_KEYS},
                 "snapshot_sha256": _snapshot(run),
                 "discovered": len(run.discovered),
                 "accepted": accepted,
                 "rejected": len(run.outcomes) - accepted,
+                "skipped": run.skipped,
             }
         )
     return {
@@ -158,6 +218,7 @@ def _release_info(runs, tables, version, versions, content, previous_info) -> di
             "rejects_by_stage": dict(
                 sorted(Counter(r["stage"] for r in tables["rejects"]).items())
             ),
+            "rejects_by_code": dict(Counter(r["code"] for r in tables["rejects"]).most_common()),
         },
         "previous": (
             {"version": previous_info["version"], "content_hash": previous_info["content_hash"]}

@@ -1,8 +1,9 @@
 """The release manifests: Arrow schemas, row builders and deterministic Parquet writing.
 
-Every table has an Arrow schema here and a JSON Schema of one row in `schemas/<table>.schema.json`;
-`tests/test_release_schemas.py` keeps the two in sync. Rows are plain dicts of JSON-friendly
-values (lists, floats, strings), so they survive the result cache bit for bit.
+Every table is defined once, by the JSON Schema of one row in `schemas/<table>.schema.json`; its
+Arrow schema (`SCHEMAS`) is derived from it, with each column's description in the field
+metadata. Rows are plain dicts of JSON-friendly values (lists, floats, strings), so they survive
+the result cache bit for bit.
 
 Frames: `joints.axis`, `joints.origin`, `joints.twist`, `joints.child_com` and
 `joints.child_inertia` are in the world frame of the release (the root link frame of the
@@ -20,135 +21,60 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import schemas
 from export.digests import sha256_file, sha256_hex
 from normalize.convention import rest_bounds
 from normalize.model import ArticulatedObject, Geometry
 
-TABLES = ("objects", "joints", "links", "rejects", "review")
-
-_VEC3 = pa.list_(pa.float64(), 3)
-_STRINGS = pa.list_(pa.string())
+TABLES = ("objects", "joints", "links", "rejects", "review", "source_files")
 
 
-def _f(name: str, type_: pa.DataType, nullable: bool = False) -> pa.Field:
-    return pa.field(name, type_, nullable=nullable)
+# --------------------------------------------------------------------------- schemas
+# The JSON Schema of a row (schemas/<table>.schema.json) is the one definition of a table: its
+# columns, their order, types and descriptions. The Arrow schema is derived from it: "integer"
+# is int32 unless the property says "format": "int64", "number" is float64, an array with
+# minItems == maxItems is a fixed-size list, an object is a struct, and a type list with
+# "null" makes the column nullable. Each field carries its description in its metadata, which
+# Parquet keeps (pyarrow.parquet.read_schema shows it).
+def _arrow_type(prop: dict) -> tuple[pa.DataType, bool]:
+    """(Arrow type, nullable) of one JSON Schema property."""
+    types = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+    nullable = "null" in types
+    (kind,) = [t for t in types if t != "null"]
+    if kind == "string":
+        return pa.string(), nullable
+    if kind == "integer":
+        return (pa.int64() if prop.get("format") == "int64" else pa.int32()), nullable
+    if kind == "number":
+        return pa.float64(), nullable
+    if kind == "boolean":
+        return pa.bool_(), nullable
+    if kind == "array":
+        item, _ = _arrow_type(prop["items"])
+        n = prop.get("maxItems")
+        fixed = n is not None and prop.get("minItems") == n
+        return (pa.list_(item, n) if fixed else pa.list_(item)), nullable
+    if kind == "object":
+        return pa.struct(_fields(prop)), nullable
+    raise ValueError(f"no Arrow type for JSON Schema type {kind!r}")
 
 
-OBJECTS = pa.schema(
-    [
-        _f("object_id", pa.string()),
-        _f("source", pa.string()),
-        _f("source_id", pa.string()),
-        _f("source_path", pa.string()),
-        _f("license", pa.string()),
-        _f("category", pa.string()),
-        _f("supercategory", pa.string()),
-        _f("category_method", pa.string()),
-        _f("category_confidence", pa.float64()),
-        _f("needs_review", pa.bool_()),
-        _f("n_links", pa.int32()),
-        _f("n_joints", pa.int32()),
-        _f("n_fixed", pa.int32()),
-        _f("n_revolute", pa.int32()),
-        _f("n_prismatic", pa.int32()),
-        _f("n_continuous", pa.int32()),
-        _f("n_helical", pa.int32()),
-        _f("n_mimic", pa.int32()),
-        _f("urdf_path", pa.string()),
-        _f("urdf_sha256", pa.string()),
-        _f("assets_sha256", pa.string()),
-        _f("n_files", pa.int32()),
-        _f("total_bytes", pa.int64()),
-        _f("bbox_min", _VEC3),
-        _f("bbox_max", _VEC3),
-        _f("scale", pa.float64()),
-        _f("mass", pa.float64()),
-        _f("status", pa.string()),
-        _f("warnings", _STRINGS),
-        _f("changes", _STRINGS),
-        _f("split", pa.string()),
-        _f("eval200", pa.bool_()),
-        _f("convention_version", pa.string()),
-    ]
-)
+def _fields(schema: dict) -> list[pa.Field]:
+    fields = []
+    for name, prop in schema["properties"].items():
+        type_, nullable = _arrow_type(prop)
+        meta = {"description": prop["description"]} if "description" in prop else None
+        fields.append(pa.field(name, type_, nullable=nullable, metadata=meta))
+    return fields
 
-JOINTS = pa.schema(
-    [
-        _f("object_id", pa.string()),
-        _f("joint_index", pa.int32()),
-        _f("joint_name", pa.string()),
-        _f("source_joint_name", pa.string()),
-        _f("type", pa.string()),
-        _f("parent", pa.string()),
-        _f("child", pa.string()),
-        _f("axis", _VEC3),
-        _f("origin", _VEC3),
-        _f("lower", pa.float64()),
-        _f("upper", pa.float64()),
-        _f("pitch", pa.float64()),
-        _f("twist", pa.list_(pa.float64(), 6)),
-        _f("child_mass", pa.float64()),
-        _f("child_com", _VEC3),
-        _f("child_inertia", pa.list_(pa.float64(), 9)),
-        _f("mimic_joint", pa.string(), nullable=True),
-        _f("mimic_multiplier", pa.float64(), nullable=True),
-        _f("mimic_offset", pa.float64(), nullable=True),
-    ]
-)
 
-LINKS = pa.schema(
-    [
-        _f("object_id", pa.string()),
-        _f("link_name", pa.string()),
-        _f("source_link_names", _STRINGS),
-        _f("mass", pa.float64(), nullable=True),
-        _f("com", _VEC3, nullable=True),
-        _f("inertia", pa.list_(pa.float64(), 9), nullable=True),
-        _f("inertia_method", pa.string(), nullable=True),
-        _f("n_meshes", pa.int32()),
-        _f("mesh_bytes", pa.int64()),
-    ]
-)
+def arrow_schema(table: str) -> pa.Schema:
+    """The Arrow schema of a manifest, from its JSON Schema (with column descriptions)."""
+    schema = schemas.load_schema(table)
+    return pa.schema(_fields(schema), metadata={"description": schema["description"]})
 
-REJECTS = pa.schema(
-    [
-        _f("source", pa.string()),
-        _f("source_id", pa.string()),
-        _f("source_path", pa.string()),
-        _f("object_id", pa.string()),
-        _f("stage", pa.string()),
-        _f("code", pa.string()),
-        _f("message", pa.string()),
-        _f("path", pa.string(), nullable=True),
-        _f("element", pa.string(), nullable=True),
-    ]
-)
 
-REVIEW = pa.schema(
-    [
-        _f("object_id", pa.string()),
-        _f("source", pa.string()),
-        _f("source_id", pa.string()),
-        _f("category", pa.string()),
-        _f("supercategory", pa.string()),
-        _f("method", pa.string()),
-        _f("confidence", pa.float64()),
-        _f(
-            "candidates",
-            pa.list_(pa.struct([_f("category", pa.string()), _f("score", pa.float64())])),
-        ),
-        _f("evidence", _STRINGS),
-        _f("reason", pa.string()),
-    ]
-)
-
-SCHEMAS: dict[str, pa.Schema] = {
-    "objects": OBJECTS,
-    "joints": JOINTS,
-    "links": LINKS,
-    "rejects": REJECTS,
-    "review": REVIEW,
-}
+SCHEMAS: dict[str, pa.Schema] = {name: arrow_schema(name) for name in TABLES}
 
 # How each table's rows are ordered in the Parquet file (rows with equal keys keep their order).
 SORT_KEYS: dict[str, tuple[str, ...]] = {
@@ -157,6 +83,7 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "links": ("object_id", "link_name"),
     "rejects": ("source", "source_id"),
     "review": ("object_id",),
+    "source_files": ("object_id", "path"),
 }
 
 
@@ -259,6 +186,8 @@ def object_row(
     source_id: str,
     source_path: str,
     license: str,
+    source_url: str | None = None,
+    source_revision: str | None = None,
     object_dir: Path,
     files: Mapping[str, str],
     urdf_path: str,
@@ -284,6 +213,8 @@ def object_row(
         "source_id": source_id,
         "source_path": source_path,
         "license": license,
+        "source_url": source_url,
+        "source_revision": source_revision,
         "category": assignment["category"],
         "supercategory": assignment["supercategory"],
         "category_method": assignment["method"],

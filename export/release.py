@@ -1,5 +1,5 @@
 """Assembling a release folder atomically: lock, staging folder, checksums, content hash,
-release.json, CHANGELOG.md and the dataset card.
+release.json and CHANGELOG.md (the dataset card is `export.card`).
 
 A build writes everything into a staging folder next to `--out` (`.<name>.build-<random>`) and
 renames it into place only when complete, so an interrupted or failed build leaves an earlier
@@ -20,17 +20,15 @@ import socket
 import sys
 import time
 import uuid
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import yaml
 
 import schemas
 from export.digests import sha256_file
-from export.manifests import TABLES, checksum_lines, digest_listing
+from export.manifests import checksum_lines, digest_listing
 
 RELEASE_FORMAT = "articulate-arena-release/1"
 RELEASE_JSON = "release.json"
@@ -43,6 +41,10 @@ class ReleaseError(RuntimeError):
 
 class BuildLocked(ReleaseError):
     """Another build holds the lock of this output folder."""
+
+
+class ReleaseExists(ReleaseError):
+    """--out already holds a release and the build was not asked to replace it."""
 
 
 # --------------------------------------------------------------------------- lock and staging
@@ -110,6 +112,21 @@ def check_out(out: Path) -> None:
             f"--out {out} is a non-empty folder without {RELEASE_JSON}; refusing to replace "
             "something that is not a release"
         )
+
+
+def check_replace(out: Path, replace: bool) -> None:
+    """Refuse to replace the release at `out` unless `replace` (`--replace`)."""
+    out = Path(out)
+    if replace or not (out / RELEASE_JSON).is_file():
+        return
+    try:
+        version = json.loads((out / RELEASE_JSON).read_text(encoding="utf-8"))["version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        version = "of unknown version"
+    raise ReleaseExists(
+        f"--out {out} already holds release {version}; nothing was built. Pass --replace to "
+        "replace it, or choose another --out (e.g. releases/<version>)"
+    )
 
 
 def recover(out: Path) -> None:
@@ -232,6 +249,33 @@ def default_version(today: dt.date | None = None) -> str:
     return (today or dt.datetime.now(dt.timezone.utc).date()).strftime("%Y.%m.%d")
 
 
+def _version_of(folder: Path) -> str | None:
+    try:
+        return json.loads((folder / RELEASE_JSON).read_text(encoding="utf-8"))["version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def taken_versions(out: Path, previous: Path | None = None) -> set[str]:
+    """Versions a new release at `out` must not reuse: the release at `out` (which it would
+    replace), `previous`, and the releases beside `out` (e.g. the other folders of releases/)."""
+    out = Path(out).absolute()
+    folders = [out, *([Path(previous)] if previous else [])]
+    if out.parent.is_dir():
+        folders += [p for p in out.parent.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    return {v for v in map(_version_of, folders) if v is not None}
+
+
+def unique_version(taken: set[str], today: dt.date | None = None) -> str:
+    """Today's date-based version, or `<date>-2`, `<date>-3`... when that one is taken."""
+    base = default_version(today)
+    version, n = base, 1
+    while version in taken:
+        n += 1
+        version = f"{base}-{n}"
+    return version
+
+
 def read_release(folder: Path) -> dict:
     """release.json of an existing release, validated; `ReleaseError` if it is not a release."""
     path = Path(folder) / RELEASE_JSON
@@ -335,99 +379,4 @@ def changelog_markdown(
     for title, items in groups:
         if items:
             lines += [f"### {title} ({len(items)})", "", *[f"- {item}" for item in items], ""]
-    return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- dataset card
-def size_category(n: int) -> str:
-    """Hugging Face size category of a dataset of n objects."""
-    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")]
-    return next((label for bound, label in bounds if n < bound), "100K<n<1M")
-
-
-def _table(header: list[str], rows: list[list]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return out
-
-
-def card_markdown(info: dict, objects: list[dict], rejects: list[dict], stats_md: str) -> str:
-    """README.md of the release: YAML front matter for dataset hubs, counts per source, the
-    verification summary, splits, and `stats_md` (the taxonomy stage's statistics: counts per
-    supercategory and joint type, with plots)."""
-    licenses = {s["name"]: s["license"] for s in info["sources"]}
-    front = {
-        "pretty_name": "ArticulateArena articulated objects",
-        "license": "other",
-        "license_name": "per-source",
-        "source_licenses": licenses,
-        "size_categories": [size_category(len(objects))],
-        "tags": ["articulated-objects", "urdf", "robotics", "kinematics"],
-        "configs": [{"config_name": t, "data_files": f"manifest/{t}.parquet"} for t in TABLES],
-    }
-    counts = info["counts"]
-    lines = [
-        "---",
-        yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip(),
-        "---",
-        "",
-        f"# ArticulateArena release {info['version']}",
-        "",
-        f"{counts['accepted']} articulated objects ({counts['moving_joints']} moving joints) from "
-        f"{len(info['sources'])} sources; {counts['rejected']} candidates were refused and are "
-        "listed with their reasons in `manifest/rejects.parquet`. Every object is a URDF under "
-        "`objects/<object_id>/` following convention "
-        f"{info['convention_version']}; taxonomy {info['taxonomy_version']}. Each source keeps its "
-        "own license (see `source_licenses` above and the table below).",
-        "",
-        "Load the manifests with any Parquet reader, e.g. "
-        '`pandas.read_parquet("manifest/objects.parquet")`, or in DuckDB '
-        "`SELECT * FROM 'manifest/joints.parquet'`.",
-        "",
-        "## Sources",
-        "",
-        *_table(
-            ["source", "format", "license", "discovered", "accepted", "rejected"],
-            [
-                [s[k] for k in ("name", "format", "license", "discovered", "accepted", "rejected")]
-                for s in info["sources"]
-            ],
-        ),
-        "",
-        "## Verification",
-        "",
-    ]
-    warnings = Counter(w for o in objects for w in o["warnings"])
-    codes = Counter(r["code"] for r in rejects)
-    lines += [
-        *_table(["status", "objects"], sorted(counts["by_status"].items())),
-        "",
-        *_table(["refused at stage", "candidates"], sorted(counts["rejects_by_stage"].items())),
-        "",
-    ]
-    if warnings:
-        lines += ["Most frequent warnings:", ""]
-        lines += _table(["check", "objects"], warnings.most_common(10)) + [""]
-    if codes:
-        lines += ["Most frequent reasons for refusal:", ""]
-        lines += _table(["code", "candidates"], codes.most_common(10)) + [""]
-    lines += [
-        "## Splits and evaluation set",
-        "",
-        "`split` is a stable hash of `object_id` (80/10/10), so an object keeps its split across "
-        f"releases. `eval200` marks {counts['eval200']} objects covering every supercategory and "
-        "as many categories as possible.",
-        "",
-        *_table(["split", "objects"], sorted(counts["by_split"].items())),
-        "",
-    ]
-    if stats_md.strip():
-        lines += ["## Statistics", "", stats_md.strip(), ""]
-    lines += [
-        "## Integrity",
-        "",
-        f"`checksums.sha256` lists every file; `release.json` holds `content_hash` "
-        f"({info['content_hash']}), a hash over the manifests and object files only.",
-        "",
-    ]
     return "\n".join(lines)

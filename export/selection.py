@@ -1,4 +1,4 @@
-"""Which objects go where: the train/val/test split and the `eval200` evaluation set.
+"""Which objects go where: the train/validation/test split and the `eval200` evaluation set.
 
 Both depend only on object ids and categories, never on build order or time, so two builds of
 the same inputs select the same objects, and an object keeps its split from release to release.
@@ -11,7 +11,8 @@ from collections import deque
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-SPLIT_FRACTIONS = (("train", 0.8), ("val", 0.1), ("test", 0.1))
+SPLIT_FRACTIONS = (("train", 0.8), ("validation", 0.1), ("test", 0.1))
+SPLITS = tuple(name for name, _ in SPLIT_FRACTIONS)  # the Hugging Face split names
 EVAL_SIZE = 200
 
 
@@ -22,7 +23,7 @@ def stable_fraction(text: str) -> float:
 
 
 def split_of(object_id: str) -> str:
-    """ "train", "val" or "test" (80/10/10) by a stable hash of the object id."""
+    """ "train", "validation" or "test" (80/10/10) by a stable hash of the object id."""
     x = stable_fraction("split:" + object_id)
     bound = 0.0
     for name, fraction in SPLIT_FRACTIONS:

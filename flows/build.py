@@ -4,10 +4,11 @@
       for each source:
         discover                every candidate of the source
         (cache lookups)         objects whose inputs did not change are taken from the cache
-        source_flow (a subflow, only when something is left to compute)
+        source_flow (a subflow, only when something is left to compute; run named by source)
           batch_task x B        one task per batch of the others: normalize, verify, categorize
       assemble                  manifests, split/eval200, release.json, CHANGELOG, card, checksums
       publish                   rename the staging folder to --out
+      artifacts                 the release summary (markdown) and the rejects (table)
 
 All real work is in plain functions (`pipeline.build`, `pipeline.chain`, `export`). With
 `--workers N > 1` the process runner hands each batch to a pool of N worker processes (spawned,
@@ -27,6 +28,7 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 import contextlib  # noqa: E402
+import logging  # noqa: E402
 import sys  # noqa: E402
 import uuid  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -63,10 +65,14 @@ def _source_batches(
     config: BuildConfig,
     progress,
 ) -> list[dict]:
-    """Compute the objects of one source that the cache does not have, one task per batch."""
+    """Compute the objects of one source that the cache does not have, one task per batch
+    (task runs named `<source> <i>/<n>, <objects> objects`)."""
+    batches = plan_batches(misses, config.batch_size, config.workers)
     futures = [
-        batch_task.submit(batch, settings)
-        for batch in plan_batches(misses, config.batch_size, config.workers)
+        batch_task.with_options(
+            task_run_name=f"{source.name} {i}/{len(batches)}, {len(batch)} objects"
+        ).submit(batch, settings)
+        for i, batch in enumerate(batches, 1)
     ]
     outcomes: list[dict] = []
     for future in as_completed(futures):
@@ -108,28 +114,78 @@ def _work(key: str) -> tuple:
     return _FLOW_WORK[key]
 
 
+_RUN_LOG = logging.getLogger("arena.build")
+
+
+def run_logger():
+    """The current run's logger (`get_run_logger`'s run context) on a logger that sends INFO
+    to the Prefect API only: the run's page shows it, the console stays at
+    PREFECT_LOGGING_LEVEL (WARNING by default)."""
+    from prefect.logging import get_run_logger
+    from prefect.logging.handlers import APILogHandler
+    from prefect.logging.loggers import PrefectLogAdapter
+
+    if not _RUN_LOG.handlers:
+        _RUN_LOG.addHandler(APILogHandler())
+        _RUN_LOG.setLevel(logging.INFO)
+        _RUN_LOG.propagate = False
+    return PrefectLogAdapter(_RUN_LOG, extra=get_run_logger().extra)
+
+
 @flow(name="arena-source", validate_parameters=False)
 def source_flow(source_name: str, objects: int, work: str) -> list[dict]:
     """The objects of one source that the cache does not have, one task per batch."""
+    run_logger().info("%s: computing %d objects not in the cache", source_name, objects)
     return _source_batches(*_work(work))
+
+
+MAX_REJECT_ROWS = 1000  # rows of the rejects table artifact (the manifest has them all)
 
 
 @flow(name="arena-build", validate_parameters=False)
 def arena_build_flow(version: str, out: str, sources: list[str], work: str) -> BuildResult:
-    """One release build: a subflow per source with work, then the release assembly."""
-    return run_build(*_work(work))
+    """One release build: a subflow per source with work, then the release assembly; the
+    release summary and the rejects become artifacts of the run. Any failure (accounting, a
+    source that cannot be read) raises, so the run ends Failed."""
+    from prefect.artifacts import create_markdown_artifact, create_table_artifact
+
+    result = run_build(*_work(work))
+    log = run_logger()
+    for s in result.info["sources"]:
+        log.info(
+            "%s: %d discovered, %d accepted, %d rejected, %d files skipped, %.1f s",
+            s["name"],
+            s["discovered"],
+            s["accepted"],
+            s["rejected"],
+            sum(v["count"] for v in s.get("skipped", {}).values()),
+            result.source_seconds.get(s["name"], 0.0),
+        )
+    create_markdown_artifact(
+        markdown=result.markdown(), key="arena-release-summary", description="The release"
+    )
+    if result.rejects:
+        shown = result.rejects[:MAX_REJECT_ROWS]
+        create_table_artifact(
+            table=shown,
+            key="arena-rejects",
+            description=f"Refused candidates ({len(shown)} of {len(result.rejects)} shown; all in "
+            "manifest/rejects.parquet)",
+        )
+    return result
 
 
 def build_flow(
     config: BuildConfig, called: float, dask_address: str | None = None, progress=None
 ) -> BuildResult:
-    """One release build as a Prefect flow (`arena-build`), with a subflow per source that has
-    objects to compute (`source-<name>`)."""
+    """One release build as a Prefect flow (`arena-build`, run `build <version>`, tagged with
+    the source names), with a subflow (`arena-source`, run named by the source) per source that
+    has objects to compute."""
 
     def run_sources(settings, progress) -> list[SourceRun]:
         def compute(source: SourceConfig, misses: list[Candidate]) -> list[dict]:
             runner = _task_runner(config, dask_address)
-            subflow = source_flow.with_options(name=f"source-{source.name}", task_runner=runner)
+            subflow = source_flow.with_options(flow_run_name=source.name, task_runner=runner)
             # A subflow runs inside this flow's process, whose heartbeat already shows it is
             # alive; a subflow's own heartbeat thread costs up to a second when it ends
             # (measured: most of Prefect's time in a warm build of the corpus).
@@ -141,9 +197,12 @@ def build_flow(
 
         return [run_source(s, settings, progress, compute) for s in config.sources]
 
-    with _handed_over(config, run_sources, called, progress) as work:
-        names = [s.name for s in config.sources]
-        return arena_build_flow(config.version, str(config.out), names, work)
+    from prefect import tags
+
+    names = [s.name for s in config.sources]
+    build = arena_build_flow.with_options(flow_run_name=f"build {config.version}")
+    with _handed_over(config, run_sources, called, progress) as work, tags(*names):
+        return build(config.version, str(config.out.absolute()), names, work)
 
 
 @contextlib.contextmanager

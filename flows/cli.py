@@ -145,9 +145,15 @@ def build(
     sources: Path | None = typer.Option(
         None, "--sources", help="Sources file (YAML). Default: the embedded demo library."
     ),
-    out: Path = typer.Option(Path("release-demo"), "--out", help="Release folder."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Release folder; required with --sources (default for the demo: release-demo).",
+    ),
     version: str | None = typer.Option(
-        None, "--version", help="Release version (default: date-based, e.g. 2026.08.05)."
+        None,
+        "--version",
+        help="Release version (default: date-based, e.g. 2026.08.05, or 2026.08.05-2 when taken).",
     ),
     previous: Path | None = typer.Option(
         None, "--previous", help="Earlier release to write the CHANGELOG against."
@@ -178,11 +184,17 @@ def build(
         "--overrides",
         help="Curators' category overrides (default: the file the sources file names).",
     ),
+    replace: bool = typer.Option(
+        False, "--replace", help="Replace the release already at --out (refused otherwise)."
+    ),
 ) -> None:
     """Build a versioned release: ingest, normalize, verify, categorize and export manifests.
 
-    OUT is written atomically: a failed build leaves an earlier release there untouched.
-    Exit codes: 0 built, 1 the build failed, 2 usage error, 3 another build is writing OUT.
+    OUT is written atomically: a failed build leaves an earlier release there untouched, and a
+    release already at OUT is replaced only with --replace. The default version is the date
+    (2026.08.05), with -2, -3... when the release at OUT, --previous or a release beside OUT
+    already has it. Exit codes: 0 built, 1 the build failed, 2 usage error, 3 another build is
+    writing OUT or OUT holds a release and --replace was not given.
     """
     from flows.commands import build_command
 
@@ -199,6 +211,7 @@ def build(
             cache_dir=cache_dir,
             no_cache=no_cache,
             overrides=overrides,
+            replace=replace,
         )
     )
 

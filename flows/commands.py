@@ -28,6 +28,8 @@ from scoring import score
 RUNNERS = ("process", "dask", "local")
 DEPRECATED_RUNNERS = {"thread": "process"}  # old name -> its name now
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+EXIT_EXISTS = EXIT_LOCKED  # --out holds a release and --replace was not given
+DEMO_OUT = Path("release-demo")  # --out of the demo build (no --sources)
 
 
 def _fail(command: str, message: str, code: int) -> int:
@@ -39,7 +41,7 @@ def build_release(config: BuildConfig) -> BuildResult:
     """Build a release as configured: Prefect flows unless `config.runner == "local"`."""
     from flows.progress import BuildProgress
 
-    progress = BuildProgress(live=config.live)
+    progress = BuildProgress(live=config.live, expected_sources=len(config.sources))
     if config.runner == "local":
         return build_locally(config, progress)
     called = time.perf_counter()
@@ -55,7 +57,7 @@ def build_release(config: BuildConfig) -> BuildResult:
 def build_command(
     *,
     sources: Path | None,
-    out: Path,
+    out: Path | None,
     version: str | None,
     previous: Path | None,
     batch_size: int,
@@ -65,9 +67,11 @@ def build_command(
     cache_dir: Path | None,
     no_cache: bool,
     overrides: Path | None = None,
+    replace: bool = False,
 ) -> int:
     """`arena build`: exit 0 on success, 1 when the build fails, 2 on a usage error (bad
-    sources file, options or --previous), 3 when another build holds --out."""
+    sources file, options or --previous; --sources without --out), 3 when another build holds
+    --out or --out already holds a release and `replace` is not set."""
     if runner in DEPRECATED_RUNNERS:
         print(
             f"arena build: --runner {runner} is deprecated, use --runner "
@@ -83,21 +87,34 @@ def build_command(
         return _fail("build", "--batch-size and --workers must be at least 1", EXIT_USAGE)
     if dask_address and runner != "dask":
         return _fail("build", "--dask-address needs --runner dask", EXIT_USAGE)
+    if sources is not None and out is None:
+        return _fail("build", "--out is required with --sources (the release folder)", EXIT_USAGE)
+    out = Path(out if out is not None else DEMO_OUT)
     cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
     if sources is None:
         sources = demo_library(cache_root)
     try:
         configs = load_sources(sources)
         category_overrides = category_overrides_for(configs, overrides or overrides_file(sources))
-        if previous is not None:
-            release.read_release(previous)
+        previous_version = release.read_release(previous)["version"] if previous else None
         release.check_out(out)
     except (release.ReleaseError, ValueError) as exc:  # SourcesFileError, TaxonomyError...
         return _fail("build", str(exc), EXIT_USAGE)
+    if version is not None and version == previous_version:
+        return _fail(
+            "build",
+            f"--version {version} is the version of --previous {previous}; a release's changelog "
+            "cannot be against its own version",
+            EXIT_USAGE,
+        )
+    try:
+        release.check_replace(out, replace)
+    except release.ReleaseExists as exc:
+        return _fail("build", str(exc), EXIT_EXISTS)
     config = BuildConfig(
         sources=configs,
-        out=Path(out),
-        version=version or release.default_version(),
+        out=out,
+        version=version or release.unique_version(release.taken_versions(out, previous)),
         previous=previous,
         batch_size=batch_size,
         workers=workers,
@@ -105,10 +122,12 @@ def build_command(
         dask_address=dask_address,
         cache_dir=None if no_cache else cache_root,
         overrides=category_overrides,
+        replace=replace,
+        sources_file=Path(sources),
     )
     try:
         result = build_release(config)
-    except release.BuildLocked as exc:
+    except (release.BuildLocked, release.ReleaseExists) as exc:
         return _fail("build", str(exc), EXIT_LOCKED)
     except (BuildError, release.ReleaseError) as exc:
         return _fail("build", f"FAILED, nothing was published: {exc}", EXIT_FAILED)

@@ -1,7 +1,9 @@
 """Live build progress: objects done, accepted, rejected, rate and ETA, overall and per source.
 
-`BuildProgress` counts; when the output is a terminal it also draws a rich live table, otherwise
-it stays quiet (logs and CI output are not flooded). Safe to update from several threads.
+`BuildProgress` counts; when stderr is a terminal it also draws a rich live table, otherwise
+(nohup, SLURM, CI logs) it prints one line every `interval` seconds (done, accepted, rejected,
+rate, ETA). The ETA appears only once every source is discovered (before that the total is not
+known). Safe to update from several threads.
 """
 
 from __future__ import annotations
@@ -27,17 +29,25 @@ class SourceCounts:
 
 @dataclass
 class BuildProgress:
-    """Counters of a running build; `live=None` draws only when stderr is a terminal."""
+    """Counters of a running build. `live=None`: the live table when stderr is a terminal,
+    else a progress line every `interval` seconds; `live=False`: quiet. `expected_sources`:
+    how many sources the build discovers (the ETA waits for all of them)."""
 
     live: bool | None = None
+    expected_sources: int | None = None
+    interval: float = 5.0
     sources: dict[str, SourceCounts] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self):
         self._lock = threading.Lock()
         self._display = None
+        self._stop = threading.Event()
+        self._printer: threading.Thread | None = None
+        self.lines = False
         if self.live is None:
             self.live = sys.stderr.isatty()
+            self.lines = not self.live
 
     # ------------------------------------------------------------------ updates
     def discovered(self, source: str, n: int) -> None:
@@ -71,10 +81,16 @@ class BuildProgress:
         elapsed = time.monotonic() - self.started
         return self.totals().done / elapsed if elapsed > 0 else 0.0
 
+    def discovery_complete(self) -> bool:
+        with self._lock:
+            done = [c for c in self.sources.values() if c.discovery_done]
+            return self.expected_sources is None or len(done) >= self.expected_sources
+
     def eta(self) -> float | None:
-        """Seconds left at the current rate (None until the rate is known)."""
+        """Seconds left at the current rate (None until the rate is known and, when
+        `expected_sources` is set, until every source is discovered)."""
         total, rate = self.totals(), self.rate()
-        if rate <= 0:
+        if rate <= 0 or not self.discovery_complete():
             return None
         return max(total.discovered - total.done, 0) / rate
 
@@ -88,13 +104,34 @@ class BuildProgress:
                 self._render(), console=Console(stderr=True), refresh_per_second=4, transient=False
             )
             self._display.__enter__()
+        elif self.lines:
+            self._printer = threading.Thread(target=self._print_lines, daemon=True)
+            self._printer.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._printer is not None:
+            self._stop.set()
+            self._printer.join()
+            self._printer = None
         if self._display is not None:
             self._display.update(self._render())
             self._display.__exit__(*exc)
             self._display = None
+
+    def _print_lines(self) -> None:
+        while not self._stop.wait(self.interval):
+            print(self.line(), file=sys.stderr, flush=True)
+
+    def line(self) -> str:
+        """One line of progress, for output that is not a terminal."""
+        total = self.totals()
+        of = str(total.discovered) if self.discovery_complete() else f"{total.discovered}+"
+        return (
+            f"arena build: {total.done}/{of} done, {total.accepted} accepted, "
+            f"{total.rejected} rejected, {total.cached} cached, {self.rate():.1f} objects/s, "
+            f"ETA {_fmt_eta(self.eta())}"
+        )
 
     def _refresh(self) -> None:
         if self._display is not None:
@@ -102,12 +139,6 @@ class BuildProgress:
 
     def _render(self):
         from rich.table import Table
-
-        def fmt_eta(seconds: float | None) -> str:
-            if seconds is None:
-                return "-"
-            minutes, secs = divmod(int(seconds), 60)
-            return f"{minutes}:{secs:02d}"
 
         table = Table(title="arena build", expand=False)
         for column in ("source", "done", "accepted", "rejected", "cached"):
@@ -120,6 +151,14 @@ class BuildProgress:
         total = self.totals()
         table.caption = (
             f"{total.done}/{total.discovered} objects, {self.rate():.1f} objects/s, "
-            f"ETA {fmt_eta(self.eta())}"
+            f"ETA {_fmt_eta(self.eta())}"
         )
         return table
+
+
+def _fmt_eta(seconds: float | None) -> str:
+    """m:ss, or "-" while unknown."""
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}:{secs:02d}"

@@ -70,6 +70,7 @@ def scheduled_release(sources: str, out_root: str, workers: int = 2) -> str:
         cache_dir=default_cache_dir(),
         overrides=category_overrides_for(configs, overrides_file(Path(sources))),
         live=False,
+        sources_file=Path(sources),
     )
     result = build.build_flow(config, time.perf_counter(), progress=BuildProgress(live=False))
     print(result.summary())

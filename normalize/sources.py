@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,9 @@ class Allowance:
         return not self.objects or any(fnmatch.fnmatchcase(source_id, g) for g in self.objects)
 
 
+PROVENANCE_KEYS = ("spdx", "url", "revision", "homepage", "citation")
+
+
 @dataclass(frozen=True)
 class SourceConfig:
     """One library. `path` and `package_roots` are absolute."""
@@ -47,6 +51,13 @@ class SourceConfig:
     overrides: Mapping[str, str] = field(default_factory=dict)
     allowances: tuple[Allowance, ...] = ()
     max_file_bytes: int = MAX_XML_BYTES
+    # Provenance (all optional): SPDX license, upstream URL and revision, home page, citation.
+    spdx: str | None = None
+    url: str | None = None
+    revision: str | None = None
+    homepage: str | None = None
+    citation: str | None = None
+    allow_empty: bool = False  # a source where discovery finds nothing does not fail the build
 
     def allowance(self, check: str, source_id: str) -> Allowance | None:
         """The allowance waiving `check` for `source_id`, if any."""
@@ -79,6 +90,8 @@ class SourceConfig:
                 for a in self.allowances
             ],
             "max_file_bytes": self.max_file_bytes,
+            **{key: getattr(self, key) for key in PROVENANCE_KEYS},
+            "allow_empty": self.allow_empty,
         }
 
 
@@ -158,6 +171,8 @@ def load_sources(path: Path) -> list[SourceConfig]:
                     for a in entry.get("allowances", ())
                 ),
                 max_file_bytes=int(entry.get("max_file_bytes", MAX_XML_BYTES)),
+                **{key: entry.get(key) for key in PROVENANCE_KEYS},
+                allow_empty=bool(entry.get("allow_empty", False)),
             )
         )
     if problems:
@@ -193,6 +208,56 @@ def discover(source: SourceConfig) -> list[Candidate]:
     with memoized_realpaths():  # thousands of candidates in a few folders
         candidates = get_adapter(source.format).discover(source)
     return sorted(candidates, key=lambda c: c.source_id)
+
+
+# File suffixes that look like the entry of a format: a file with one of these that discovery
+# did not take is reported as skipped (`skipped_files`).
+ENTRY_SUFFIXES = {".urdf": "urdf", ".xml": "mjcf", ".mjcf": "mjcf", ".sdf": "sdf", ".world": "sdf"}
+SKIP_EXAMPLES = 5
+SKIP_REASONS = {
+    "other_format": "the suffix of another format's entry files",
+    "not_selected": "left out by the source's entry, include or exclude patterns",
+    "not_an_entry": "of this format but not an entry (included by another file, or unused)",
+}
+
+
+def _matches_entry(source: SourceConfig, relative: str) -> bool:
+    patterns = {source.entry, source.entry.removeprefix("**/")}  # "**/" also matches the root
+    return any(fnmatch.fnmatchcase(relative, p) for p in patterns)
+
+
+def skipped_files(source: SourceConfig, candidates: list[Candidate]) -> dict[str, dict]:
+    """The files under the source root that look like an entry file (ENTRY_SUFFIXES) but are
+    no candidate, by reason (SKIP_REASONS): {reason: {"count": n, "examples": [first paths]}},
+    paths relative to the root. Files inside a PartNet-Mobility object folder belong to it."""
+    own = "urdf" if source.format == "partnet_mobility" else source.format
+    entries = {c.path for c in candidates}
+    folders = {c.path.parent for c in candidates} if source.format == "partnet_mobility" else set()
+    found: dict[str, list[str]] = {}
+    for directory, dirs, files in os.walk(source.path):
+        dirs.sort()
+        folder = Path(directory)
+        if folder in folders:
+            continue
+        for name in sorted(files):
+            fmt = ENTRY_SUFFIXES.get(Path(name).suffix.lower())
+            path = folder / name
+            if fmt is None or path in entries:
+                continue
+            relative = path.relative_to(source.path).as_posix()
+            if fmt != own:
+                reason = "other_format"
+            elif not source.selects(relative) or (
+                source.entry and not _matches_entry(source, relative)
+            ):
+                reason = "not_selected"
+            else:
+                reason = "not_an_entry"
+            found.setdefault(reason, []).append(relative)
+    return {
+        reason: {"count": len(paths), "examples": paths[:SKIP_EXAMPLES]}
+        for reason, paths in sorted(found.items())
+    }
 
 
 def source_unreadable(source: SourceConfig, exc: OSError) -> AssetError:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from export import release
 from export.assemble import assemble_release
-from normalize.sources import Candidate, SourceConfig, discover
+from normalize.sources import Candidate, SourceConfig, discover, skipped_files
 from pipeline import chain
 from pipeline.cache import ObjectCache
 from pipeline.chain import BatchSettings
@@ -64,6 +64,8 @@ class BuildConfig:
     cache_dir: Path | None = None
     overrides: dict[str, str] = field(default_factory=dict)
     live: bool | None = None  # progress display; None: only on a terminal
+    replace: bool = False  # replace a release already at `out` (`--replace`)
+    sources_file: Path | None = None  # copied into the release (else the settings as YAML)
 
 
 @dataclass
@@ -75,6 +77,7 @@ class SourceRun:
     outcomes: list[dict]
     seconds: float = 0.0
     discover_seconds: float = 0.0
+    skipped: dict = field(default_factory=dict)  # normalize.sources.skipped_files
 
 
 @dataclass
@@ -93,6 +96,38 @@ class BuildResult:
     # Seconds per stage summed over objects (CPU-ish time across workers: see
     # pipeline.chain), plus discover and assemble.
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    rejects: list[dict] = field(default_factory=list)  # the rejects table's rows
+
+    def markdown(self) -> str:
+        """The release summary as markdown (the Prefect build's artifact)."""
+        c, s = self.info["counts"], self.seconds
+        lines = [
+            f"# Release {self.version}",
+            "",
+            f"Written to `{self.out}`: {c['discovered']} discovered, {c['accepted']} accepted, "
+            f"{c['rejected']} rejected, {self.cached} reused from the cache; content hash "
+            f"`{self.content_hash}`.",
+            "",
+            "| source | discovered | accepted | rejected | seconds |",
+            "|---|---|---|---|---|",
+            *(
+                f"| {x['name']} | {x['discovered']} | {x['accepted']} | {x['rejected']} | "
+                f"{self.source_seconds.get(x['name'], 0.0):.1f} |"
+                for x in self.info["sources"]
+            ),
+            "",
+        ]
+        codes = c.get("rejects_by_code", {})
+        if codes:
+            lines += ["| rejection code | candidates |", "|---|---|"]
+            lines += [f"| {code} | {n} |" for code, n in codes.items()]
+            lines += ["", f"Details: `{self.out / 'manifest' / 'rejects.parquet'}`.", ""]
+        lines.append(
+            f"{s['total']:.1f} s in all: {s.get('orchestrator_start', 0.0):.1f} s starting "
+            f"Prefect, {s.get('objects', 0.0):.1f} s for the objects, "
+            f"{s.get('assemble', 0.0):.1f} s assembling."
+        )
+        return "\n".join(lines)
 
     def summary(self) -> str:
         c = self.info["counts"]
@@ -107,6 +142,17 @@ class BuildResult:
         for s in self.info["sources"]:
             lines.append(
                 f"    {s['name']:<28} {s['accepted']:>6} accepted {s['rejected']:>6} rejected"
+            )
+            for reason, v in s.get("skipped", {}).items():
+                lines.append(
+                    f"      skipped {v['count']} files ({reason}, e.g. {v['examples'][0]})"
+                )
+        codes = c.get("rejects_by_code", {})
+        if codes:
+            listed = ", ".join(f"{code} {n}" for code, n in codes.items())
+            lines.append(
+                f"  rejected by code: {listed} (each with its message, file and element in "
+                f"{self.out / 'manifest' / 'rejects.parquet'})"
             )
         if self.internal_errors:
             lines.append(
@@ -254,6 +300,13 @@ def run_source(source: SourceConfig, settings: BatchSettings, progress, compute)
     Prefect subflow, or threads without Prefect); a fully cached source computes nothing."""
     started = time.perf_counter()
     candidates = _discover(source)
+    skipped = skipped_files(source, candidates)
+    if not candidates and not source.allow_empty:
+        raise BuildError(
+            f"source {source.name!r}: discovery found no {source.format} candidates in "
+            f"{source.path}{_skipped_text(skipped)}; fix the source's path, entry or include "
+            "patterns, or set `allow_empty: true` for it in the sources file"
+        )
     discovered = time.perf_counter()
     release.pause_point("discover")
     progress.discovered(source.name, len(candidates))
@@ -267,7 +320,15 @@ def run_source(source: SourceConfig, settings: BatchSettings, progress, compute)
         outcomes,
         time.perf_counter() - started,
         discovered - started,
+        skipped,
     )
+
+
+def _skipped_text(skipped: dict) -> str:
+    if not skipped:
+        return ""
+    parts = [f"{v['count']} {reason} (e.g. {v['examples'][0]})" for reason, v in skipped.items()]
+    return " (skipped files: " + ", ".join(parts) + ")"
 
 
 def compute_locally(config: BuildConfig, settings: BatchSettings, progress):
@@ -313,6 +374,7 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
     with release.build_lock(out):
         release.recover(out)
         release.check_out(out)
+        release.check_replace(out, config.replace)
         staging = release.new_staging(out)
         try:
             settings = BatchSettings(
@@ -328,7 +390,12 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
             t = time.perf_counter()
             check_accounting(runs)
             info, content = assemble_release(
-                staging, runs, config.version, config.previous, dict(settings.versions)
+                staging,
+                runs,
+                config.version,
+                config.previous,
+                dict(settings.versions),
+                config.sources_file,
             )
             seconds["assemble"] = time.perf_counter() - t
             release.publish(staging, out)
@@ -352,6 +419,7 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
         seconds=seconds,
         source_seconds={run.source.name: run.seconds for run in runs},
         stage_seconds={**dict(sorted(stages.items())), "assemble": seconds["assemble"]},
+        rejects=[o["reject"] for o in outcomes if not o["accepted"]],
     )
 
 

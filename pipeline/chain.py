@@ -281,6 +281,8 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
             result.object,
             **_base(candidate),
             license=candidate.source.license,
+            source_url=candidate.source.url,
+            source_revision=candidate.source.revision,
             object_dir=object_dir,
             files=files,
             urdf_path=f"objects/{candidate.object_id}/{urdf_name}",

@@ -80,6 +80,7 @@ class Build:
             "2",
             "--version",
             "kill",
+            "--replace",  # the rebuilds below replace the release at --out
         ]
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)

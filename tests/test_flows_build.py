@@ -4,6 +4,7 @@ and the command line's exit codes. tests/test_flows_prefect.py runs the same bui
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import shutil
 from pathlib import Path
@@ -72,7 +73,7 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
     assert len(objects) >= 38, "the generated library is made to be accepted"
     for row in objects:
         assert (out / row["urdf_path"]).is_file()
-        assert row["split"] in ("train", "val", "test")
+        assert row["split"] in ("train", "validation", "test")
     assert sum(r["eval200"] for r in objects) == len(objects), "fewer than 200: all are eval"
     joint_types = {r["type"] for r in tables["joints"].to_pylist()}
     assert {"revolute", "prismatic", "continuous", "helical"} <= joint_types
@@ -82,7 +83,10 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
     )
     card = (out / "README.md").read_text()
     front = yaml.safe_load(card.split("---\n")[1])
-    assert set(front["source_licenses"]) == {s["name"] for s in info["sources"]}
+    assert front["license"] == "cc0-1.0"
+    assert [c["config_name"] for c in front["configs"]][0] == "objects"
+    licenses = (out / "LICENSES.md").read_text()
+    assert all(f"## {s['name']}" in licenses for s in info["sources"])
     assert (out / "plots").is_dir() and any((out / "plots").glob("*.png"))
     assert "First release" in (out / "CHANGELOG.md").read_text()
     assert [p.name for p in out.parent.iterdir() if p.name.startswith(".release.build")] == []
@@ -189,7 +193,7 @@ def test_failed_build_leaves_the_earlier_release_untouched(
 
     monkeypatch.setattr(release, "write_checksums", broken)
     with pytest.raises(OSError, match="disk full"):
-        build_release(config(sample_library, out, root / "cache"))
+        build_release(config(sample_library, out, root / "cache", replace=True))
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["release"], "no staging, no lock"
@@ -315,6 +319,46 @@ def test_command_refuses_a_locked_out_and_builds_otherwise(sample_library, tmp_p
     assert command(sample_library, out) == EXIT_OK
     text = capsys.readouterr().out
     assert f"written to {out.absolute()}" in text and "40 discovered" in text
+
+
+def test_an_existing_release_is_replaced_only_with_replace(demo_release, sample_library, tmp_path):
+    _, root = demo_release
+    out = tmp_path / "release"
+    shutil.copytree(root / "release", out)
+    before = (out / "release.json").read_bytes()
+    with pytest.raises(release.ReleaseExists, match="--replace"):
+        build_release(config(sample_library, out, root / "cache"))
+    assert (out / "release.json").read_bytes() == before, "refused under the lock too"
+    cache = root / "cache"
+    assert command(sample_library, out, cache_dir=cache, no_cache=False) == EXIT_LOCKED == 3
+    assert (out / "release.json").read_bytes() == before
+    assert command(sample_library, out, cache_dir=cache, no_cache=False, replace=True) == EXIT_OK
+    assert (out / "release.json").read_bytes() != before
+
+
+def test_versions_are_unique_per_day(sample_library, tmp_path, capsys):
+    today = release.default_version()
+    first, second, third = (tmp_path / "releases" / n for n in ("a", "b", "c"))
+    cache = tmp_path / "cache"
+    kwargs = dict(version=None, cache_dir=cache, no_cache=False)
+    assert command(sample_library, first, **kwargs) == EXIT_OK
+    assert release.read_release(first)["version"] == today
+    assert command(sample_library, second, previous=first, **kwargs) == EXIT_OK
+    assert release.read_release(second)["version"] == f"{today}-2"
+    assert f"## {today}-2 (against {today})" in (second / "CHANGELOG.md").read_text()
+    assert command(sample_library, first, replace=True, **kwargs) == EXIT_OK
+    assert release.read_release(first)["version"] == f"{today}-3", "distinct from both"
+    capsys.readouterr()
+    assert command(sample_library, third, previous=second, version=f"{today}-2") == EXIT_USAGE
+    assert "its own version" in capsys.readouterr().err
+    assert release.unique_version({"2026.01.02", "2026.01.02-2"}, dt.date(2026, 1, 2)) == (
+        "2026.01.02-3"
+    )
+
+
+def test_out_is_required_with_sources(sample_library, capsys):
+    assert command(sample_library, None) == EXIT_USAGE
+    assert "--out is required with --sources" in capsys.readouterr().err
 
 
 def test_release_opens_in_pandas_pyarrow_duckdb_and_polars(demo_release):

@@ -51,8 +51,33 @@ def test_table_shows_every_source_and_totals():
     assert "12/12 objects" in text and "objects/s" in text
 
 
-def test_quiet_when_not_a_terminal(capsys):
-    with BuildProgress() as progress:  # stderr is captured: not a terminal
+def test_quiet_when_asked(capsys):
+    with BuildProgress(live=False, interval=0.05) as progress:
         progress.discovered("a", 1)
         progress.finished("a", 1, 0)
+        time.sleep(0.3)
     assert capsys.readouterr().err == ""
+
+
+def test_a_line_every_interval_when_not_a_terminal(capsys):
+    with BuildProgress(expected_sources=2, interval=0.2) as progress:  # stderr is captured
+        progress.discovered("a", 10)
+        progress.finished("a", 3, 1, cached=2)
+        time.sleep(0.5)
+        first = capsys.readouterr().err.splitlines()
+        progress.discovered("b", 10)
+        time.sleep(0.5)
+    later = capsys.readouterr().err.splitlines()
+    assert len(first) >= 2 and first[0].startswith("arena build: 4/10+ done, 3 accepted, 1 rej")
+    assert "2 cached" in first[0] and first[0].endswith("ETA -"), "b is not discovered yet"
+    assert later and "4/20 done" in later[-1] and "ETA -" not in later[-1]
+
+
+def test_eta_waits_for_every_source_to_be_discovered():
+    progress = BuildProgress(live=False, expected_sources=2)
+    progress.discovered("a", 10)
+    progress.finished("a", 5, 0)
+    progress.started = time.monotonic() - 5.0
+    assert progress.eta() is None, "source b may still add objects"
+    progress.discovered("b", 5)
+    assert progress.eta() == pytest.approx(10.0, rel=0.05)

@@ -13,11 +13,11 @@ def test_split_is_stable_and_roughly_80_10_10():
     splits = [split_of(i) for i in ids]
     assert splits == [split_of(i) for i in ids]
     counts = Counter(splits)
-    assert set(counts) == {"train", "val", "test"}
+    assert set(counts) == {"train", "validation", "test"}
     assert abs(counts["train"] / 5000 - 0.8) < 0.03
-    assert abs(counts["val"] / 5000 - 0.1) < 0.02
+    assert abs(counts["validation"] / 5000 - 0.1) < 0.02
     # known values pin the hash so that a release keeps its splits across versions
-    assert [split_of(f"lib__object_{i}") for i in (0, 10, 49)] == ["train", "val", "test"]
+    assert [split_of(f"lib__object_{i}") for i in (0, 10, 49)] == ["train", "validation", "test"]
 
 
 def library(n_super=15, seed=0):

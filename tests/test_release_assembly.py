@@ -9,7 +9,7 @@ import textwrap
 import pytest
 import yaml
 
-from export import release
+from export import card, release
 from export.release import (
     BuildLocked,
     ReleaseError,
@@ -150,7 +150,8 @@ def test_card_front_matter(tmp_path):
             {
                 "name": "a",
                 "format": "urdf",
-                "license": "MIT",
+                "license": "MIT License",
+                "spdx": "MIT",
                 "discovered": 2,
                 "accepted": 1,
                 "rejected": 1,
@@ -168,16 +169,43 @@ def test_card_front_matter(tmp_path):
             "rejects_by_stage": {"parse": 1},
         },
     }
-    objects = [{"category": "scissors", "supercategory": "Tools", "warnings": []}]
+    objects = [{"category": "scissors", "supercategory": "Tools", "warnings": [], "split": "train"}]
     rejects = [{"code": "xml.malformed"}]
-    text = release.card_markdown(info, objects, rejects, "![joints](plots/joints.png)")
+    rows = {"objects": 1, "joints": 2, "links": 3, "rejects": 1, "review": 0, "source_files": 2}
+    text = card.card_markdown(info, objects, rejects, "![joints](plots/joints.png)", rows)
     assert text.startswith("---\n")
     front = yaml.safe_load(text.split("---\n")[1])
-    assert front["source_licenses"] == {"a": "MIT"}
+    assert front["license"] == "mit" and "license_link" not in front
+    assert front["task_categories"] == ["robotics"] and front["pretty_name"]
     assert front["size_categories"] == ["n<1K"]
-    assert {c["data_files"] for c in front["configs"]} == {
-        f"manifest/{t}.parquet" for t in ("objects", "joints", "links", "rejects", "review")
-    }
-    assert "| a | urdf | MIT | 2 | 1 | 1 |" in text and "xml.malformed" in text
+    by_name = {c["config_name"]: c for c in front["configs"]}
+    assert set(by_name) == {"objects", "joints", "links", "rejects", "source_files"}, "no review"
+    assert by_name["objects"]["default"] is True
+    assert by_name["objects"]["data_files"] == [
+        {"split": "train", "path": "data/objects/train.parquet"}
+    ], "splits without objects are left out"
+    assert by_name["joints"]["data_files"] == "manifest/joints.parquet"
+    assert "`review`, `objects/validation`, `objects/test`" in text
+    assert "| a | urdf | MIT License | 2 | 1 | 1 |" in text and "xml.malformed" in text
     assert "plots/joints.png" in text
-    assert release.size_category(25_000) == "10K<n<100K"
+    assert "## Dataset structure" in text and "| `twist` | `fixed_size_list" in text
+    assert "@article{he2026articulatearena" in text
+    assert card.size_category(25_000) == "10K<n<100K"
+
+
+def test_card_license_is_spdx_only_when_every_source_gives_one():
+    mit, apache = {"name": "a", "spdx": "MIT"}, {"name": "b", "spdx": "Apache-2.0"}
+    stated = {"name": "c", "license": "non-commercial research", "spdx": None}
+    assert card.card_license([mit]) == {"license": "mit"}
+    assert card.card_license([mit, apache, dict(mit, name="d")]) == {
+        "license": ["apache-2.0", "mit"]
+    }
+    assert card.card_license([mit, stated]) == {
+        "license": "other",
+        "license_name": "per-source",
+        "license_link": "LICENSES.md",
+    }
+    text = card.licenses_markdown(
+        {"version": "1", "sources": [dict(mit, license="MIT", url="https://x/y", revision="abc")]}
+    )
+    assert "## a" in text and "- SPDX: MIT" in text and "- revision: abc" in text

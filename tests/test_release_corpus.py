@@ -13,6 +13,7 @@ import yourdfpy
 
 import schemas
 from export import release
+from export.digests import sha256_file
 from export.manifests import TABLES
 from flows.commands import build_release
 from normalize.sources import discover
@@ -88,3 +89,23 @@ def test_warm_rebuild_gives_identical_manifests(corpus_release):
         assert (root / "warm" / name).read_bytes() == (root / "cold" / name).read_bytes(), name
     assert warm.content_hash == cold.content_hash
     assert release.verify_checksums(root / "warm") == []
+
+
+def test_every_object_has_its_source_url_revision_and_file_digests(corpus_release, corpus_sources):
+    root, _, _ = corpus_release
+    out = root / "cold"
+    objects = pq.read_table(out / "manifest" / "objects.parquet").to_pylist()
+    files = pq.read_table(out / "manifest" / "source_files.parquet").to_pylist()
+    by_object: dict[str, list[dict]] = {}
+    for row in files:
+        by_object.setdefault(row["object_id"], []).append(row)
+    for o in objects:
+        source = corpus_sources[o["source"]]
+        assert source.url and source.revision, f"{source.name} has its provenance"
+        assert (o["source_url"], o["source_revision"]) == (source.url, source.revision)
+        rows = by_object[o["object_id"]]
+        assert o["source_path"] in {r["path"] for r in rows}, "the entry file is listed"
+        for r in rows[:3]:
+            assert sha256_file(source.path / r["path"]) == r["sha256"], r
+    assert set(by_object) == {o["object_id"] for o in objects}
+    assert (out / "sources.yaml").is_file()

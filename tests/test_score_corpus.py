@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from scoring_support import ground_truth, object_ids, with_joint, without_joint, write_prediction
 
-from flows.build import BuildConfig, build_release
+from flows.commands import build_release
 from flows.score import score_release
+from pipeline.build import BuildConfig
 
 pytestmark = pytest.mark.slow
 SOURCES = (
