@@ -16,6 +16,7 @@ from pathlib import Path
 from export import manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
 from export.selection import EvalCandidate, select_eval, split_of
+from previews.card import card_section
 from taxonomy import UNASSIGNED_SUPERCATEGORY
 
 
@@ -101,7 +102,9 @@ def assemble_release(
         encoding="utf-8",
     )
     (staging / "README.md").write_text(
-        release.card_markdown(info, tables["objects"], tables["rejects"], stats_md),
+        release.card_markdown(
+            info, tables["objects"], tables["rejects"], stats_md, card_section(accepted)
+        ),
         encoding="utf-8",
     )
     release.write_checksums(staging, known)

@@ -59,6 +59,7 @@ OBJECTS = pa.schema(
         _f("assets_sha256", pa.string()),
         _f("n_files", pa.int32()),
         _f("total_bytes", pa.int64()),
+        _f("preview_path", pa.string(), nullable=True),
         _f("bbox_min", _VEC3),
         _f("bbox_max", _VEC3),
         _f("scale", pa.float64()),
@@ -262,6 +263,7 @@ def object_row(
     object_dir: Path,
     files: Mapping[str, str],
     urdf_path: str,
+    preview_path: str | None,
     scale: float,
     assignment: Mapping,
     status: str,
@@ -269,9 +271,11 @@ def object_row(
     changes: list[str],
     convention_version: str,
 ) -> dict:
-    """The objects-table row of one accepted object. `urdf_path` is relative to the release
-    root; `object_dir` is where the object's files are now and `files` their digests
-    (`folder_digests(object_dir)`). `split` and `eval200` are filled in when the release is
+    """The objects-table row of one accepted object. `urdf_path` and `preview_path` (the
+    contact sheet, None when previews were skipped) are relative to the release root;
+    `object_dir` is where the object's files are now and `files` the digests of its asset files
+    (`folder_digests(object_dir)` before previews are rendered: previews count in neither
+    assets_sha256, n_files nor total_bytes). `split` and `eval200` are filled in when the release is
     assembled (eval200 depends on the whole release)."""
     object_dir = Path(object_dir)
     urdf_name = Path(urdf_path).name
@@ -302,6 +306,7 @@ def object_row(
         "assets_sha256": digest_listing(assets),
         "n_files": len(files),
         "total_bytes": sum((object_dir / name).stat().st_size for name in files),
+        "preview_path": preview_path,
         "bbox_min": bbox_min,
         "bbox_max": bbox_max,
         "scale": float(scale),

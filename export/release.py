@@ -31,6 +31,7 @@ import yaml
 import schemas
 from export.digests import sha256_file
 from export.manifests import TABLES, checksum_lines, digest_listing
+from previews import PREVIEW_FOLDER
 
 RELEASE_FORMAT = "articulate-arena-release/1"
 RELEASE_JSON = "release.json"
@@ -207,11 +208,14 @@ def write_checksums(root: Path, known: Mapping[str, str] | None = None) -> dict[
 
 def content_hash(digests: Mapping[str, str]) -> str:
     """sha256 over the manifests and the object files (not release.json, the card, plots or
-    the changelog, so it depends on content only, never on when the release was built)."""
+    the changelog, so it depends on content only, never on when the release was built).
+    Previews are left out too: their pixels depend on the GL driver that rendered them, not
+    only on the object (checksums.sha256 still lists them)."""
     return digest_listing(
         (name, d)
         for name, d in digests.items()
-        if name.startswith("objects/") or name.startswith("manifest/")
+        if (name.startswith("objects/") and name.split("/")[2:3] != [PREVIEW_FOLDER])
+        or name.startswith("manifest/")
     )
 
 
@@ -351,9 +355,12 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     return out
 
 
-def card_markdown(info: dict, objects: list[dict], rejects: list[dict], stats_md: str) -> str:
+def card_markdown(
+    info: dict, objects: list[dict], rejects: list[dict], stats_md: str, previews_md: str = ""
+) -> str:
     """README.md of the release: YAML front matter for dataset hubs, counts per source, the
-    verification summary, splits, and `stats_md` (the taxonomy stage's statistics: counts per
+    verification summary, splits, `previews_md` (the previews section: gallery, skipped
+    previews and why) and `stats_md` (the taxonomy stage's statistics: counts per
     supercategory and joint type, with plots)."""
     licenses = {s["name"]: s["license"] for s in info["sources"]}
     front = {
@@ -421,6 +428,8 @@ def card_markdown(info: dict, objects: list[dict], rejects: list[dict], stats_md
         *_table(["split", "objects"], sorted(counts["by_split"].items())),
         "",
     ]
+    if previews_md.strip():
+        lines += [previews_md.strip(), ""]
     if stats_md.strip():
         lines += ["## Statistics", "", stats_md.strip(), ""]
     lines += [

@@ -27,6 +27,7 @@ LAYERS = (
     "normalize",
     "verify",
     "taxonomy",
+    "previews",
     "export",
     "scoring",
     "pipeline",
