@@ -1,9 +1,10 @@
 """Release assembly: from the outcomes of every object to the release files.
 
 `assemble_release` writes, into the staging folder (whose `objects/` the batches filled): the
-Parquet manifests with split and eval200, the statistics plots, release.json, CHANGELOG.md, the
-dataset card README.md and checksums.sha256. `runs` are the build's per-source results (source,
-discovered ids, outcomes: see `pipeline.chain` for an outcome's fields).
+Parquet manifests with split and eval200, the statistics plots and the previews gallery,
+release.json, CHANGELOG.md, the dataset card README.md and checksums.sha256. `runs` are the
+build's per-source results (source, discovered ids, outcomes: see `pipeline.chain` for an
+outcome's fields).
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ def assemble_release(
     content = release.content_hash(known)
 
     stats_md = _statistics(arrow, staging)
+    previews_md = card_section(
+        staging, tables["objects"], {o["object_id"]: o.get("preview") for o in accepted}
+    )
     previous_info = release.read_release(previous) if previous else None
     previous_objects = release.read_objects(previous) if previous else None
     info = release.write_release_json(
@@ -102,9 +106,7 @@ def assemble_release(
         encoding="utf-8",
     )
     (staging / "README.md").write_text(
-        release.card_markdown(
-            info, tables["objects"], tables["rejects"], stats_md, card_section(accepted)
-        ),
+        release.card_markdown(info, tables["objects"], tables["rejects"], stats_md, previews_md),
         encoding="utf-8",
     )
     release.write_checksums(staging, known)

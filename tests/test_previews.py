@@ -16,6 +16,7 @@ from PIL import Image
 import previews
 from export.release import content_hash, verify_checksums
 from previews import gl
+from previews.card import GALLERY_CELL, GALLERY_COLUMNS, gallery_objects
 from previews.render import LARGEST, MANY_JOINTS, PreviewError, load_model, plan
 from tests.verify_assets import box, door_urdf, mesh, write
 
@@ -269,3 +270,42 @@ def test_no_backend_names_what_failed_and_the_debian_packages(monkeypatch):
 def test_the_probe_renders_a_frame_with_a_working_backend(gl_backend):
     assert gl._probe(gl_backend.name) is None
     assert "nonsense" in gl._probe("nonsense"), "a failing backend says what went wrong"
+
+
+def _row(object_id, supercategory, status="pass", n_joints=2, preview=True):
+    return {
+        "object_id": object_id,
+        "supercategory": supercategory,
+        "category": "c",
+        "status": status,
+        "n_joints": n_joints,
+        "preview_path": f"objects/{object_id}/preview/sheet.png" if preview else None,
+    }
+
+
+def test_the_gallery_takes_one_object_per_supercategory_that_shows_motion():
+    rows = [
+        _row("a_warned", "A", status="warn", n_joints=3),
+        _row("a_still", "A", n_joints=0),
+        _row("a_one", "A", n_joints=1),
+        _row("a_two", "A", n_joints=2),
+        _row("a_two_b", "A", n_joints=2),
+        _row("b_no_preview", "B", preview=False),
+        _row("b_many", "B", n_joints=40),
+        _row("b_six", "B", n_joints=6),
+        _row("c_none", "C", preview=False),
+    ]
+    chosen = gallery_objects(rows)
+    assert [r["object_id"] for r in chosen] == ["a_two", "b_many"]
+
+
+def test_the_card_shows_a_gallery_of_every_supercategory(sample_release, gl_backend):
+    objects = pd.read_parquet(sample_release / "manifest" / "objects.parquet")
+    card = (sample_release / "README.md").read_text()
+    assert "![Gallery: one object per supercategory](plots/gallery.png)" in card
+    for supercategory in objects["supercategory"].unique():
+        assert f"| {supercategory} | " in card.split("## Previews")[1].split("## Statistics")[0]
+    gallery = Image.open(sample_release / "plots" / "gallery.png")
+    rows = -(-objects["supercategory"].nunique() // GALLERY_COLUMNS)
+    assert gallery.height > rows * GALLERY_CELL and gallery.width > 3 * 3 * GALLERY_CELL
+    assert "plots/gallery.png" in (sample_release / "checksums.sha256").read_text()
