@@ -110,6 +110,12 @@ def validate(
         False, "--json", help="Print the JSON report instead of a table."
     ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as failures."),
+    html: Path | None = typer.Option(
+        None,
+        "--html",
+        help="Also write a self-contained HTML report (verdicts, checks, previews at rest and "
+        "at the limits) to this file.",
+    ),
 ) -> None:
     """Check whether assets may enter the suite, and say why not.
 
@@ -118,7 +124,19 @@ def validate(
     """
     from verify.validate import validate_command
 
-    raise typer.Exit(validate_command(paths, format=format, json_output=json_output, strict=strict))
+    writer = None
+    if html is not None:
+        if not html.parent.is_dir() or html.is_dir():
+            typer.echo(f"arena validate: error: --html {html}: not a file in a folder", err=True)
+            raise typer.Exit(2)
+        from previews.report import html_writer
+
+        writer = html_writer(html)
+    raise typer.Exit(
+        validate_command(
+            paths, format=format, json_output=json_output, strict=strict, report_writer=writer
+        )
+    )
 
 
 @app.command()

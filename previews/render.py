@@ -93,7 +93,8 @@ def load_model(path: Path) -> tuple[object, list[str]]:
     (`verify.checks.simulator.mujoco_text`: geometry names dropped, which MuJoCo would print a
     warning for each time they repeat; every link a body; mesh paths from the object folder).
     Meshes MuJoCo refuses for having fewer than 4 vertices (`geometry.mesh_degenerate` reports
-    them) are left out with their geoms, at most MAX_LEFT_OUT of them."""
+    them) are left out with their geoms, at most MAX_LEFT_OUT of them. A URDF joint whose limits
+    are equal keeps them (it does not move in its previews)."""
     import mujoco
 
     from normalize.mujoco_warnings import captured
@@ -102,14 +103,17 @@ def load_model(path: Path) -> tuple[object, list[str]]:
     left_out: list[str] = []
     try:
         with captured(mujoco):
+            frozen = {}
             if path.suffix.lower() == ".urdf":  # as the simulator check reads it, quietly
                 spec = mujoco.MjSpec.from_string(mujoco_text(path, path.parent, set()).decode())
+                frozen = _frozen_joints(path)
             else:
                 spec = mujoco.MjSpec.from_file(str(path))
             _set_up(mujoco, spec)
             while True:
                 try:
-                    return spec.compile(), left_out
+                    model = spec.compile()
+                    break
                 except ValueError as exc:
                     few = _FEW_VERTICES.search(str(exc))
                     if few is None or len(left_out) >= MAX_LEFT_OUT or not _leave_out(spec, few[1]):
@@ -117,6 +121,25 @@ def load_model(path: Path) -> tuple[object, list[str]]:
                     left_out.append(few[1])
     except Exception as exc:  # MuJoCo reports every load problem as an exception
         raise PreviewError(f"MuJoCo cannot load {Path(path).name}: {str(exc).strip()}") from exc
+    for name, value in frozen.items():
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if j >= 0:
+            model.jnt_limited[j], model.jnt_range[j] = 1, (value, value)
+    return model, left_out
+
+
+def _frozen_joints(path: Path) -> dict[str, float]:
+    """Joints of a URDF whose lower and upper limits are equal (MuJoCo would read them as
+    unlimited: the text it compiles leaves such limits out), by name -> their one position."""
+    from normalize.safe_xml import parse_xml
+
+    out = {}
+    for joint in parse_xml(path).iter("joint"):
+        limit = joint.find("limit")
+        lower = None if limit is None else limit.get("lower")
+        if lower is not None and lower == limit.get("upper"):
+            out[joint.get("name")] = float(lower)
+    return out
 
 
 def _leave_out(spec, mesh_name: str) -> bool:
