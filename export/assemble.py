@@ -2,7 +2,8 @@
 
 `assemble_release` writes, into the staging folder (whose `objects/` the batches filled): the
 Parquet manifests with split and eval200, the statistics plots and the previews gallery,
-release.json, CHANGELOG.md, the dataset card README.md and checksums.sha256. `runs` are the
+release.json, CHANGELOG.md, the dataset card README.md, the release browser (index.html and
+browser/data.js) and checksums.sha256. `runs` are the
 build's per-source results (source, discovered ids, outcomes: see `pipeline.chain` for an
 outcome's fields).
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from export import manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
 from export.selection import EvalCandidate, select_eval, split_of
+from previews.browser import browser_data, write_browser
 from previews.card import card_section
 from taxonomy import UNASSIGNED_SUPERCATEGORY
 
@@ -108,6 +110,18 @@ def assemble_release(
     (staging / "README.md").write_text(
         release.card_markdown(info, tables["objects"], tables["rejects"], stats_md, previews_md),
         encoding="utf-8",
+    )
+    preview_entries = {o["object_id"]: o.get("preview") for o in accepted}
+    write_browser(
+        staging,
+        browser_data(
+            info,
+            tables["objects"],
+            tables["joints"],
+            tables["links"],
+            preview_entries,
+            {o["object_id"]: list(o["files"]) for o in accepted},
+        ),
     )
     release.write_checksums(staging, known)
     return info, content

@@ -10,7 +10,8 @@ rejection), cached by content (`pipeline.cache`): the key is the object's identi
 Outcome dict: object_id, source, source_id, source_path, accepted (bool), rows (objects, joints,
 links, review: lists of row dicts; empty when rejected), reject (a rejects row or None), files
 (object-folder path -> sha256, previews included), preview (accepted objects: {"rendered": bool,
-"detail": what rendered them or why they were skipped}). Not cached, added per run:
+"detail": what rendered them or why they were skipped, "groups": [[name, label]] of the joint
+groups shown when rendered}). Not cached, added per run:
 cached (bool), inputs (path -> digest), seconds (stage -> seconds), internal_error (bool).
 
 Stages timed in `seconds` (their sum is the object's time but for small glue): parse (the
@@ -196,11 +197,14 @@ def _previews(object_dir: Path, object_id: str) -> dict:
         return {"rendered": False, "detail": f"skipped: {gl.detail}"}
     folder = object_dir / previews.PREVIEW_FOLDER
     try:
-        previews.render_object(previews.model_file(object_dir), folder, gl.name, title=object_id)
+        document = previews.render_object(
+            previews.model_file(object_dir), folder, gl.name, title=object_id
+        )
     except previews.PreviewError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         return {"rendered": False, "detail": f"failed: {exc}"}
-    return {"rendered": True, "detail": gl.detail}
+    groups = [[g["name"], g["label"]] for g in document["groups"]]
+    return {"rendered": True, "detail": gl.detail, "groups": groups}
 
 
 # --------------------------------------------------------------------------- one object
