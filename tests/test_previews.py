@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -309,3 +310,12 @@ def test_the_card_shows_a_gallery_of_every_supercategory(sample_release, gl_back
     rows = -(-objects["supercategory"].nunique() // GALLERY_COLUMNS)
     assert gallery.height > rows * GALLERY_CELL and gallery.width > 3 * 3 * GALLERY_CELL
     assert "plots/gallery.png" in (sample_release / "checksums.sha256").read_text()
+
+
+def test_the_readme_shows_a_small_contact_sheet():
+    repo = Path(__file__).resolve().parents[1]
+    sheet = repo / "docs" / "contact_sheet.png"
+    assert "](docs/contact_sheet.png)" in (repo / "README.md").read_text(encoding="utf-8")
+    assert sheet.stat().st_size < 200_000
+    with Image.open(sheet) as image:
+        assert image.format == "PNG" and image.width == 3 * previews.render.SHEET_CELL + 16
