@@ -10,9 +10,10 @@ rejection), cached by content (`pipeline.cache`): the key is the object's identi
 Outcome dict: object_id, source, source_id, source_path, accepted (bool), rows (objects, joints,
 links, review: lists of row dicts; empty when rejected), reject (a rejects row or None), files
 (object-folder path -> sha256, previews included), preview (accepted objects: {"rendered": bool,
-"detail": what rendered them or why they were skipped, "groups": [[name, label]] of the joint
-groups shown when rendered}). Not cached, added per run:
-cached (bool), inputs (path -> digest), seconds (stage -> seconds), internal_error (bool).
+"detail": what rendered them or why they were skipped; when rendered, "groups": [[name, label]]
+of the joint groups shown and "meshes_left_out": how many meshes MuJoCo refused}). Not cached,
+added per run: cached (bool), inputs (path -> digest), seconds (stage -> seconds),
+internal_error (bool).
 
 Stages timed in `seconds` (their sum is the object's time but for small glue): parse (the
 adapter reading the source files), convention (reference object, placement, inertial formulas),
@@ -204,7 +205,8 @@ def _previews(object_dir: Path, object_id: str) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
         return {"rendered": False, "detail": f"failed: {exc}"}
     groups = [[g["name"], g["label"]] for g in document["groups"]]
-    return {"rendered": True, "detail": gl.detail, "groups": groups}
+    left_out = len(document["meshes_left_out"])
+    return {"rendered": True, "detail": gl.detail, "groups": groups, "meshes_left_out": left_out}
 
 
 # --------------------------------------------------------------------------- one object

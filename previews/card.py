@@ -120,6 +120,14 @@ def card_section(root: Path, objects: list[dict], previews: dict[str, dict | Non
             "are coloured by the joint that moves them.",
             "",
         ]
+    partial = [p["meshes_left_out"] for p in rendered if p.get("meshes_left_out")]
+    if partial:
+        lines += [
+            f"The previews of {len(partial)} objects leave out {sum(partial)} meshes that MuJoCo "
+            "refuses for having fewer than 4 vertices (`geometry.mesh_degenerate` reports them; "
+            "each object's `previews.json` names them).",
+            "",
+        ]
     if missing:
         lines += [
             f"Previews were not rendered for {sum(missing.values())} of {len(objects)} objects:",

@@ -15,6 +15,8 @@ stage (the MJCF adapter, the simulator checks) may import it before this module 
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib.util
 import os
 import subprocess
@@ -115,6 +117,15 @@ def backend() -> Backend:
 
 
 _CONTEXTS = threading.local()  # a GL context is current in one thread at a time: one each
+_CREATED: list = []  # every context of this process, freed at exit (before PyOpenGL is gone)
+
+
+@atexit.register
+def _free_contexts() -> None:
+    while _CREATED:
+        context = _CREATED.pop()
+        with contextlib.suppress(Exception):  # the process is ending: nothing left to protect
+            context.free()
 
 
 def gl_context(name: str, size: int):
@@ -129,5 +140,6 @@ def gl_context(name: str, size: int):
         else:
             raise ValueError(f"unknown GL backend {name!r}")
         _CONTEXTS.context, _CONTEXTS.key = GLContext(size, size), key
+        _CREATED.append(_CONTEXTS.context)
     _CONTEXTS.context.make_current()
     return _CONTEXTS.context

@@ -15,8 +15,9 @@ MANY_JOINTS of them, else its LARGEST joints of largest motion (how far a geom o
 moves travels from lower to upper). Unbounded joints go to -/+ UNBOUNDED of their kind. A pose
 that equals an earlier one (a limit at rest) is rendered once. The camera is the same for every
 object (azimuth, elevation, field of view) and frames the rest-pose box of the visual geoms with
-a margin, so a part that moves out of the box stays in view; it does not move between the views
-of an object.
+a margin (MARGIN times its bounding sphere), so that most parts moving out of the box stay in
+view (a wide door swinging towards the camera may still leave it); it does not move between the
+views of an object.
 Colours: the fixed part is grey, each driving joint's moving parts have their own colour; the
 file's materials and textures are ignored. Visual geoms (those that collide with nothing) are
 drawn, or every geom when there are none.

@@ -17,7 +17,7 @@ from PIL import Image
 import previews
 from export.release import content_hash, verify_checksums
 from previews import gl
-from previews.card import GALLERY_CELL, GALLERY_COLUMNS, gallery_objects
+from previews.card import GALLERY_CELL, GALLERY_COLUMNS, card_section, gallery_objects
 from previews.render import LARGEST, MANY_JOINTS, PreviewError, load_model, plan
 from tests.verify_assets import box, door_urdf, mesh, write
 
@@ -319,3 +319,19 @@ def test_the_readme_shows_a_small_contact_sheet():
     assert sheet.stat().st_size < 200_000
     with Image.open(sheet) as image:
         assert image.format == "PNG" and image.width == 3 * previews.render.SHEET_CELL + 16
+
+
+def test_the_card_counts_left_out_meshes_and_says_why_previews_are_missing(tmp_path):
+    rows = [_row("a", "A", preview=False), _row("b", "B", preview=False), _row("c", "C")]
+    rendered = {"rendered": True, "detail": "MuJoCo through egl", "groups": []}
+    entries = {
+        "a": {**rendered, "meshes_left_out": 2},
+        "b": {"rendered": False, "detail": "failed: MuJoCo cannot load object.urdf: bad"},
+        "c": {**rendered, "meshes_left_out": 0},
+    }
+    rows[2]["preview_path"] = None  # no image to compose: no gallery
+    text = card_section(tmp_path, rows, entries)
+    assert "2 of 3 objects have previews" in text
+    assert "The previews of 1 objects leave out 2 meshes" in text
+    assert "| failed: MuJoCo cannot load object.urdf: bad | 1 |" in text
+    assert "gallery" not in text.lower() and not (tmp_path / "plots").exists()
