@@ -2,9 +2,10 @@
 
 `assemble_release` writes, into the staging folder (whose `objects/` the batches filled): the
 Parquet manifests with split and eval200, the objects of each split under `data/objects/`, the
-statistics plots, release.json, CHANGELOG.md, the dataset card README.md, LICENSES.md and
-checksums.sha256. `runs` are the build's per-source results (source,
-discovered ids, outcomes: see `pipeline.chain` for an outcome's fields).
+statistics plots and the previews gallery, release.json, CHANGELOG.md, the dataset card
+README.md, LICENSES.md, the release browser (index.html and browser/data.js) and
+checksums.sha256. `runs` are the build's per-source results (source, discovered ids, outcomes:
+see `pipeline.chain` for an outcome's fields).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from export import card, manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
 from export.selection import SPLITS, EvalCandidate, select_eval, split_of
 from normalize.sources import PROVENANCE_KEYS
+from previews.browser import browser_data, write_browser
+from previews.card import card_section
 from taxonomy import UNASSIGNED_SUPERCATEGORY
 
 SOURCES_FILE = "sources.yaml"
@@ -125,6 +128,9 @@ def assemble_release(
     content = release.content_hash(known)
 
     stats_md = _statistics(arrow, staging)
+    previews_md = card_section(
+        staging, tables["objects"], {o["object_id"]: o.get("preview") for o in accepted}
+    )
     previous_info = release.read_release(previous) if previous else None
     previous_objects = release.read_objects(previous) if previous else None
     info = release.write_release_json(
@@ -146,11 +152,24 @@ def assemble_release(
             tables["rejects"],
             stats_md,
             {name: len(rows) for name, rows in tables.items()},
+            previews_md,
         ),
         encoding="utf-8",
     )
     (staging / card.LICENSES_FILE).write_text(card.licenses_markdown(info), encoding="utf-8")
     _write_sources_file(staging, runs, sources_file)
+    preview_entries = {o["object_id"]: o.get("preview") for o in accepted}
+    write_browser(
+        staging,
+        browser_data(
+            info,
+            tables["objects"],
+            tables["joints"],
+            tables["links"],
+            preview_entries,
+            {o["object_id"]: list(o["files"]) for o in accepted},
+        ),
+    )
     release.write_checksums(staging, known)
     return info, content
 

@@ -159,8 +159,10 @@ def card_markdown(
     rejects: list[dict],
     stats_md: str,
     rows_per_table: Mapping[str, int],
+    previews_md: str = "",
 ) -> str:
-    """README.md of the release (validated by huggingface_hub's DatasetCard)."""
+    """README.md of the release (validated by huggingface_hub's DatasetCard); `previews_md` is
+    the previews section (gallery, or why previews were skipped)."""
     by_split = Counter(o["split"] for o in objects)
     data = DatasetCardData(
         pretty_name=PRETTY_NAME,
@@ -241,6 +243,8 @@ def card_markdown(
         *_table(["split", "objects"], [[s, by_split.get(s, 0)] for s in SPLITS]),
         "",
     ]
+    if previews_md.strip():
+        lines += [previews_md.strip(), ""]
     if stats_md.strip():
         lines += ["## Statistics", "", stats_md.strip(), ""]
     lines += structure_markdown(rows_per_table)

@@ -191,6 +191,7 @@ def object_row(
     object_dir: Path,
     files: Mapping[str, str],
     urdf_path: str,
+    preview_path: str | None,
     scale: float,
     assignment: Mapping,
     status: str,
@@ -198,9 +199,11 @@ def object_row(
     changes: list[str],
     convention_version: str,
 ) -> dict:
-    """The objects-table row of one accepted object. `urdf_path` is relative to the release
-    root; `object_dir` is where the object's files are now and `files` their digests
-    (`folder_digests(object_dir)`). `split` and `eval200` are filled in when the release is
+    """The objects-table row of one accepted object. `urdf_path` and `preview_path` (the
+    contact sheet, None when previews were skipped) are relative to the release root;
+    `object_dir` is where the object's files are now and `files` the digests of its asset files
+    (`folder_digests(object_dir)` before previews are rendered: previews count in neither
+    assets_sha256, n_files nor total_bytes). `split` and `eval200` are filled in when the release is
     assembled (eval200 depends on the whole release)."""
     object_dir = Path(object_dir)
     urdf_name = Path(urdf_path).name
@@ -233,6 +236,7 @@ def object_row(
         "assets_sha256": digest_listing(assets),
         "n_files": len(files),
         "total_bytes": sum((object_dir / name).stat().st_size for name in files),
+        "preview_path": preview_path,
         "bbox_min": bbox_min,
         "bbox_max": bbox_max,
         "scale": float(scale),

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import schemas
 from export.digests import sha256_file
 from export.manifests import checksum_lines, digest_listing
+from previews import PREVIEW_FOLDER
 
 RELEASE_FORMAT = "articulate-arena-release/1"
 RELEASE_JSON = "release.json"
@@ -224,11 +225,14 @@ def write_checksums(root: Path, known: Mapping[str, str] | None = None) -> dict[
 
 def content_hash(digests: Mapping[str, str]) -> str:
     """sha256 over the manifests and the object files (not release.json, the card, plots or
-    the changelog, so it depends on content only, never on when the release was built)."""
+    the changelog, so it depends on content only, never on when the release was built).
+    Previews are left out too: their pixels depend on the GL driver that rendered them, not
+    only on the object (checksums.sha256 still lists them)."""
     return digest_listing(
         (name, d)
         for name, d in digests.items()
-        if name.startswith("objects/") or name.startswith("manifest/")
+        if (name.startswith("objects/") and name.split("/")[2:3] != [PREVIEW_FOLDER])
+        or name.startswith("manifest/")
     )
 
 

@@ -121,6 +121,12 @@ def validate(
         "--package-root",
         help="A folder holding ROS packages for package:// references (repeatable).",
     ),
+    html: Path | None = typer.Option(
+        None,
+        "--html",
+        help="Also write a self-contained HTML report (verdicts, checks, previews at rest and "
+        "at the limits) to this file.",
+    ),
 ) -> None:
     """Check whether assets may enter the suite, and say why not.
 
@@ -129,6 +135,14 @@ def validate(
     """
     from verify.validate import validate_command
 
+    writer = None
+    if html is not None:
+        if not html.parent.is_dir() or html.is_dir():
+            typer.echo(f"arena validate: error: --html {html}: not a file in a folder", err=True)
+            raise typer.Exit(2)
+        from previews.report import html_writer
+
+        writer = html_writer(html)
     code = validate_command(
         paths,
         format=format,
@@ -136,6 +150,7 @@ def validate(
         strict=strict,
         root=root,
         package_roots=package_root,
+        report_writer=writer,
     )
     raise typer.Exit(code)
 

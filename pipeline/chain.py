@@ -9,13 +9,17 @@ rejection), cached by content (`pipeline.cache`): the key is the object's identi
 
 Outcome dict: object_id, source, source_id, source_path, accepted (bool), rows (objects, joints,
 links, review: lists of row dicts; empty when rejected), reject (a rejects row or None), files
-(object-folder path -> sha256). Not cached, added per run:
-cached (bool), inputs (path -> digest), seconds (stage -> seconds), internal_error (bool).
+(object-folder path -> sha256, previews included), preview (accepted objects: {"rendered": bool,
+"detail": what rendered them or why they were skipped; when rendered, "groups": [[name, label]]
+of the joint groups shown and "meshes_left_out": how many meshes MuJoCo refused}). Not cached,
+added per run: cached (bool), inputs (path -> digest), seconds (stage -> seconds),
+internal_error (bool).
 
 Stages timed in `seconds` (their sum is the object's time but for small glue): parse (the
 adapter reading the source files), convention (reference object, placement, inertial formulas),
 meshes (loading, checking, bounding and writing mesh files), inertia (mesh mass properties),
-verify, taxonomy, export (the URDF written, manifest rows, file digests), cache (storing the
+verify, taxonomy, previews (rendering the shipped file), export (the URDF written, manifest rows,
+file digests), cache (storing the
 outcome, or for a cached object the whole lookup); `total` is the whole object.
 """
 
@@ -33,6 +37,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+import previews
 from export import manifests
 from export.digests import canonical_json, sha256_hex
 from normalize import inputs as recorded_inputs
@@ -53,6 +58,7 @@ _FINGERPRINTED = (
     "normalize",
     "verify",
     "taxonomy",
+    "previews",
     "metric",
     "pipeline/chain.py",
     "export/manifests.py",
@@ -107,13 +113,15 @@ def taxonomy_version() -> str:
 
 
 def current_versions() -> tuple[tuple[str, str], ...]:
-    """Pipeline, code, convention and taxonomy versions (a cached result is valid only for
-    the same ones)."""
+    """Pipeline, code, convention and taxonomy versions and the preview renderer (a cached
+    result is valid only for the same ones: installing a GL backend renders the previews that
+    an earlier build skipped)."""
     return (
         ("pipeline", PIPELINE_VERSION),
         ("code", code_fingerprint()),
         ("convention", convention_version()),
         ("taxonomy", taxonomy_version()),
+        ("previews", previews.backend().identity()),
     )
 
 
@@ -191,6 +199,26 @@ def _categorize(obj, candidate: Candidate, overrides: dict[str, str]):
         overrides=overrides,
         source_overrides=candidate.source.overrides,
     )
+
+
+def _previews(object_dir: Path, object_id: str) -> dict:
+    """Render the previews of the object as shipped into `object_dir/preview/`; the outcome's
+    "preview" entry. Without a GL backend, or when MuJoCo cannot render this file, the object
+    ships without previews and the entry says why."""
+    gl = previews.backend()
+    if not gl.available:
+        return {"rendered": False, "detail": f"skipped: {gl.detail}"}
+    folder = object_dir / previews.PREVIEW_FOLDER
+    try:
+        document = previews.render_object(
+            previews.model_file(object_dir), folder, gl.name, title=object_id
+        )
+    except previews.PreviewError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        return {"rendered": False, "detail": f"failed: {exc}"}
+    groups = [[g["name"], g["label"]] for g in document["groups"]]
+    left_out = len(document["meshes_left_out"])
+    return {"rendered": True, "detail": gl.detail, "groups": groups, "meshes_left_out": left_out}
 
 
 # --------------------------------------------------------------------------- one object
@@ -276,7 +304,14 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         seconds["taxonomy"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        files = manifests.folder_digests(object_dir)
+        assets = manifests.folder_digests(object_dir)
+        seconds["export"] += time.perf_counter() - t
+        t = time.perf_counter()
+        preview = _previews(object_dir, candidate.object_id)
+        seconds["previews"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        files = manifests.folder_digests(object_dir) if preview["rendered"] else assets
         row = manifests.object_row(
             result.object,
             **_base(candidate),
@@ -284,8 +319,13 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
             source_url=candidate.source.url,
             source_revision=candidate.source.revision,
             object_dir=object_dir,
-            files=files,
+            files=assets,
             urdf_path=f"objects/{candidate.object_id}/{urdf_name}",
+            preview_path=(
+                f"objects/{candidate.object_id}/{previews.PREVIEW_FOLDER}/{previews.SHEET}"
+                if preview["rendered"]
+                else None
+            ),
             scale=result.scale,
             assignment={
                 "category": assignment.category,
@@ -312,6 +352,7 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
             "rows": rows,
             "reject": None,
             "files": files,
+            "preview": preview,
         }
     except AssetError as exc:
         shutil.rmtree(object_dir, ignore_errors=True)

@@ -16,6 +16,9 @@ from normalize.model import JOINT_TYPES
 FIGSIZE = (8.0, 4.5)
 DPI = 100
 PNG_METADATA = {"Software": None}
+LOG_AXIS_FROM = 100  # largest category size from which the category-size axis is logarithmic
+LOG_AXIS_BOTTOM = 0.7  # a log axis starts below 1: a category of one object still shows a bar
+ANNOTATED_BARS = 40  # up to this many categories, each bar has its count
 PLOTS = {
     "category_sizes": "category_sizes.png",
     "joint_types": "joint_types.png",
@@ -47,25 +50,50 @@ def _save(fig, path: Path) -> None:
     fig.savefig(path, format="png", dpi=DPI, metadata=PNG_METADATA)
 
 
-def _plot_category_sizes(sizes: pd.Series, path: Path) -> None:
+def _plot_category_sizes(sizes: pd.Series, path: Path):
+    """Bars of category sizes by rank and the cumulative share; returns the bars' Axes. The
+    size axis is logarithmic only when the largest category holds LOG_AXIS_FROM objects or
+    more, and then starts below 1 so that every bar shows (a log axis fitted to the data
+    started at the smallest count and drew its bars empty); a small release gets a linear axis
+    from 0 with whole-number ticks and the count above each bar."""
+    from matplotlib.ticker import MaxNLocator
+
     fig = _figure()
     ax = fig.add_subplot()
     ranks = list(range(1, len(sizes) + 1))
-    ax.bar(ranks, sizes.to_list(), width=1.0, color="#c8553d")
-    ax.set_yscale("log")
+    values = sizes.to_list()
+    few = len(values) <= ANNOTATED_BARS
+    ax.bar(
+        ranks,
+        values,
+        width=0.85 if few else 1.0,
+        color="#c8553d",
+        edgecolor="white" if few else "none",
+    )
+    if max(values) >= LOG_AXIS_FROM:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=LOG_AXIS_BOTTOM)
+        ax.set_ylabel("objects (log scale)")
+    else:
+        ax.set_ylim(0, max(values) * 1.15)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylabel("objects")
+    if few:
+        for rank, value in zip(ranks, values, strict=True):
+            ax.annotate(f"{value:,}", (rank, value), ha="center", va="bottom", fontsize=7)
     ax.set_xlabel("category rank")
-    ax.set_ylabel("objects (log scale)")
     cumulative = ax.twinx()
     share = sizes.cumsum() / max(int(sizes.sum()), 1) * 100.0
     cumulative.plot(ranks, share.to_list(), color="#28536b", linewidth=2)
     cumulative.set_ylim(0, 100)
     cumulative.set_ylabel("cumulative share of objects (%)")
     for level in (50, 80):
-        rank = _share_rank(sizes.to_list(), level / 100)
+        rank = _share_rank(values, level / 100)
         cumulative.axhline(level, color="#888888", linewidth=0.8, linestyle=":")
         cumulative.annotate(f"{level}% in {rank}", (rank, level), fontsize=8)
     ax.set_title("Category sizes by rank")
     _save(fig, path)
+    return ax
 
 
 def _plot_joint_types(counts: pd.Series, path: Path) -> None:

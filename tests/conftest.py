@@ -31,6 +31,25 @@ def corpus() -> Path:
     return CORPUS
 
 
+# CI sets this too: without a headless GL backend, preview tests fail instead of skipping.
+REQUIRE_PREVIEWS = os.environ.get("ARENA_REQUIRE_PREVIEWS") == "1"
+
+
+@pytest.fixture(scope="session")
+def gl_backend():
+    """The preview renderer's GL backend (`previews.backend()`); the test is skipped when there
+    is none (no libegl1 or libosmesa6), or fails when ARENA_REQUIRE_PREVIEWS=1."""
+    import previews
+
+    found = previews.backend()
+    if not found.available:
+        reason = f"needs a headless GL backend to render previews: {found.detail}"
+        if REQUIRE_PREVIEWS:
+            pytest.fail(reason + "; ARENA_REQUIRE_PREVIEWS=1 forbids skipping")
+        pytest.skip(reason)
+    return found
+
+
 @pytest.fixture(scope="session")
 def corpus_sources(corpus) -> dict:
     """name -> SourceConfig of every library in tests/corpus_sources.yaml, in the file's order."""

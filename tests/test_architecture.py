@@ -27,6 +27,7 @@ LAYERS = (
     "normalize",
     "taxonomy",
     "verify",
+    "previews",
     "export",
     "scoring",
     "pipeline",

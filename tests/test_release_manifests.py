@@ -128,6 +128,7 @@ def make_object_row(obj, folder, **overrides):
         object_dir=folder,
         files=folder_digests(folder),
         urdf_path="objects/lib__cab1/object.urdf",
+        preview_path="objects/lib__cab1/preview/sheet.png",
         scale=1.0,
         assignment=ASSIGNMENT,
         status="warn",

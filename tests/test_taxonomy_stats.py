@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from taxonomy import load_taxonomy, write_release_statistics
+from taxonomy import load_taxonomy, stats, write_release_statistics
 from taxonomy.stats import PLOTS, _share_rank
 
 
@@ -81,3 +81,22 @@ def test_empty_release_gives_markdown_without_plots(tmp_path):
     markdown = write_release_statistics(objects, joints, tmp_path)
     assert "No objects." in markdown and "No joints." in markdown
     assert list(tmp_path.iterdir()) == []
+
+
+def _sizes(counts) -> pd.Series:
+    return pd.Series(counts, index=[f"c{i}" for i in range(len(counts))], dtype="int64")
+
+
+def test_a_small_release_gets_a_linear_size_axis_on_which_every_bar_shows(tmp_path):
+    ax = stats._plot_category_sizes(_sizes([5, 4, 4, 3, 3, 3]), tmp_path / "small.png")
+    assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
+    heights = [bar.get_height() for bar in ax.patches]
+    assert heights == [5, 4, 4, 3, 3, 3], "a count of 3 is a bar 3 high, from 0"
+    assert [t.get_text() for t in ax.texts] == ["5", "4", "4", "3", "3", "3"]
+
+
+def test_a_large_release_gets_a_log_axis_starting_below_one(tmp_path):
+    ax = stats._plot_category_sizes(_sizes([900, 120, 40, 3, 1, 1]), tmp_path / "large.png")
+    assert ax.get_yscale() == "log"
+    low, high = ax.get_ylim()
+    assert low < 1 and high >= 900, "every bar, even of one object, rises above the axis start"

@@ -1,4 +1,5 @@
-"""`arena validate PATH... [--format F] [--json] [--strict]`: may these assets enter the suite?
+"""`arena validate PATH... [--format F] [--json] [--strict] [--html FILE]`: may these assets
+enter the suite?
 
 PATH is a URDF, MJCF or SDF file, an object folder or a whole library folder. Without --format,
 a folder is searched for PartNet-Mobility object folders (holding `mobility.urdf`), `*.urdf`
@@ -16,7 +17,9 @@ Exit code: 0 when every object passes (warnings allowed unless --strict), 1 when
 fails, 2 for a usage error (missing path, unknown format, nothing to validate). An unreadable or
 hostile asset is a failed object whose check id is the rejection code, never a traceback.
 Several objects are validated in parallel processes (both cores by default). Prefect is never
-imported on this path.
+imported on this path. With --html FILE the command line also writes a self-contained HTML
+report with each object's previews (`previews.report`, above this package: it is handed the
+normalized folders through `validate_command(report_writer=...)`).
 """
 
 from __future__ import annotations
@@ -244,8 +247,12 @@ def _unlisted(source: SourceConfig, exc: AssetError) -> VerificationReport:
 
 
 # --------------------------------------------------------------------------- one object
-def validate_candidate(candidate: Candidate, out: Path) -> VerificationReport:
-    """Normalize one candidate into `out` (removed afterwards) and verify it; never raises."""
+def validate_candidate(
+    candidate: Candidate, out: Path, keep: Path | None = None
+) -> VerificationReport:
+    """Normalize one candidate into `out` (removed afterwards) and verify it; never raises.
+    With `keep`, the normalized object folder (what would ship, passing or not) is moved there
+    first, for a report that shows it (`arena validate --html`)."""
     from normalize.run import normalize_candidate
     from verify import verify_object
 
@@ -258,6 +265,8 @@ def validate_candidate(candidate: Candidate, out: Path) -> VerificationReport:
             report = rejection_report(candidate, exc)
         else:
             report = verify_object(result, candidate.source)
+            if keep is not None:
+                shutil.move(str(Path(result.urdf_path).parent), keep)
     except Exception as exc:  # a bug must not stop the other objects; the report says so
         report = _internal(candidate, exc)
     finally:
@@ -277,12 +286,17 @@ def _validate_job(job) -> VerificationReport:
     return validate_candidate(*job)
 
 
-def validate_candidates(candidates, workers: int | None = None) -> list[VerificationReport]:
+def validate_candidates(
+    candidates, workers: int | None = None, keep: Path | None = None
+) -> list[VerificationReport]:
     """Reports for candidates (already-failed reports pass through), in order; several
-    candidates run in `workers` processes (default: every core)."""
+    candidates run in `workers` processes (default: every core). With `keep`, the normalized
+    folder of the i-th candidate is kept as `keep/<i>` (`validate_candidate`)."""
     with tempfile.TemporaryDirectory(prefix="arena-validate-") as tmp:
         jobs = [
-            (c, Path(tmp) / str(i)) for i, c in enumerate(candidates) if isinstance(c, Candidate)
+            (c, Path(tmp) / str(i), None if keep is None else Path(keep) / str(i))
+            for i, c in enumerate(candidates)
+            if isinstance(c, Candidate)
         ]
         workers = min(workers or os.cpu_count() or 1, len(jobs))
         if workers <= 1:
@@ -301,11 +315,12 @@ def validate_paths(
     *,
     root: Path | None = None,
     package_roots=(),
+    keep: Path | None = None,
 ) -> list[VerificationReport]:
     """Validate every object under `paths` (files or folders); raises UsageError. root,
-    package_roots: as in `candidates_for`."""
+    package_roots: as in `candidates_for`; `keep`: see `validate_candidates`."""
     candidates = candidates_for(paths, format, root=root, package_roots=package_roots)
-    return validate_candidates(candidates, workers)
+    return validate_candidates(candidates, workers, keep)
 
 
 # --------------------------------------------------------------------------- output
@@ -377,16 +392,31 @@ def validate_command(
     strict: bool = False,
     root: Path | None = None,
     package_roots=(),
+    report_writer=None,
 ) -> int:
-    """`arena validate`: validate, print, return the exit code (0, 1 or 2)."""
+    """`arena validate`: validate, print, return the exit code (0, 1 or 2). `report_writer`
+    (`arena validate --html`): called as report_writer(reports, folders, strict, seconds) with
+    each report's normalized object folder (None when it was not normalized) before those
+    folders are removed."""
     started = time.perf_counter()
-    os.environ.setdefault("MUJOCO_GL", "disable")  # nothing is rendered: skip loading OpenGL
-    try:
-        reports = validate_paths(paths, format=format, root=root, package_roots=package_roots)
-    except UsageError as exc:
-        print(f"arena validate: error: {exc}", file=sys.stderr)
-        return 2
-    seconds = time.perf_counter() - started
+    if report_writer is None:
+        os.environ.setdefault("MUJOCO_GL", "disable")  # nothing is rendered: skip loading OpenGL
+    with tempfile.TemporaryDirectory(prefix="arena-validate-keep-") as keep:
+        try:
+            reports = validate_paths(
+                paths,
+                format=format,
+                root=root,
+                package_roots=package_roots,
+                keep=Path(keep) if report_writer else None,
+            )
+        except UsageError as exc:
+            print(f"arena validate: error: {exc}", file=sys.stderr)
+            return 2
+        seconds = time.perf_counter() - started
+        if report_writer is not None:
+            folders = [Path(keep) / str(i) for i in range(len(reports))]
+            report_writer(reports, [f if f.is_dir() else None for f in folders], strict, seconds)
     if json_output:
         import schemas
 
