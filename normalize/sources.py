@@ -6,7 +6,7 @@ import fnmatch
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -93,9 +93,15 @@ class Candidate:
     source: SourceConfig
     source_id: str
     path: Path
+    # Set by discovery for a candidate it refuses before loading (an id collision, a folder
+    # it cannot read): (code, message), and the id it gets instead of its own.
+    refusal: tuple[str, str] | None = None
+    refused_id: str | None = None
 
     @property
     def object_id(self) -> str:
+        if self.refused_id is not None:
+            return self.refused_id
         return make_object_id(self.source.name, self.source_id)
 
     @property
@@ -105,17 +111,38 @@ class Candidate:
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+ID_SEPARATOR = "__"
+_HASH_SUFFIX = re.compile(r"-[0-9a-f]{8}$")
 
 
 def make_object_id(source_name: str, source_id: str) -> str:
-    """Readable, stable and unique: `<source>__<source_id>` with '/' as '__'; when other
-    characters had to be replaced, a short hash of the raw id keeps distinct ids distinct."""
+    """Readable, stable and unique: `<source>__<source_id>` with '/' as '__'.
+
+    Unique by construction: a source name holds no '__' and does not end with '_'
+    (`load_sources` refuses it), so the first '__' ends the source name; a part kept as it is
+    holds no '__' and neither starts nor ends with '_', so splitting at '__' gives the parts
+    back. Any other id (characters replaced, such parts, or an id that ends like a hash
+    suffix) gets `-<8 hex digits of sha256(source_id)>`, which an id without a hash never
+    ends with. Two ids can then only meet by a hash collision, which discovery refuses
+    (`id.collision`)."""
     parts = source_id.split("/")
     cleaned = [_UNSAFE.sub("-", p).strip("-.") or "_" for p in parts]
-    object_id = "__".join([source_name, *cleaned])
-    if cleaned != parts or any("__" in p for p in parts):
+    object_id = ID_SEPARATOR.join([source_name, *cleaned])
+    ambiguous = any(
+        ID_SEPARATOR in p or p.startswith("_") or p.endswith("_") for p in parts
+    ) or _HASH_SUFFIX.search(object_id)
+    if cleaned != parts or ambiguous:
         object_id += "-" + hashlib.sha256(source_id.encode()).hexdigest()[:8]
     return object_id
+
+
+def source_name_problem(name: str) -> str | None:
+    """Why a source name cannot prefix object ids unambiguously, or None."""
+    if ID_SEPARATOR in name:
+        return f"must not contain {ID_SEPARATOR!r} (it separates the parts of object ids)"
+    if name.endswith("_"):
+        return "must not end with '_' (object ids would become ambiguous)"
+    return None
 
 
 def load_sources(path: Path) -> list[SourceConfig]:
@@ -127,6 +154,16 @@ def load_sources(path: Path) -> list[SourceConfig]:
         raise SourcesFileError(f"cannot read sources file {path}: {exc.strerror or exc}") from exc
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise SourcesFileError(f"sources file {path} is not valid YAML: {exc}") from exc
+    named = data.get("sources") if isinstance(data, dict) else None
+    bad_names = [
+        f"sources[{i}].name: {e['name']!r} {source_name_problem(e['name'])}"
+        for i, e in enumerate(named if isinstance(named, list) else [])
+        if isinstance(e, dict) and isinstance(e.get("name"), str) and source_name_problem(e["name"])
+    ]
+    if bad_names:  # before the schema, whose pattern says the same less clearly
+        raise SourcesFileError(
+            f"{len(bad_names)} problem(s) in {path}:\n" + "\n".join(f"  - {p}" for p in bad_names)
+        )
     try:
         schemas.validate(data, "sources", source=str(path))
     except schemas.SchemaValidationError as exc:
@@ -192,7 +229,33 @@ def discover(source: SourceConfig) -> list[Candidate]:
 
     with memoized_realpaths():  # thousands of candidates in a few folders
         candidates = get_adapter(source.format).discover(source)
-    return sorted(candidates, key=lambda c: c.source_id)
+    return refuse_collisions(sorted(candidates, key=lambda c: (c.source_id, str(c.path))))
+
+
+def refuse_collisions(candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates sharing an object_id (a PartNet-Mobility root and a sub-folder of the same
+    name, an entry glob matching `a.urdf` and `a.xml`, a hash collision) are all refused with
+    `id.collision`, each under its id plus a hash of its entry path: no object silently
+    replaces another, and the build goes on."""
+    by_id: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        by_id.setdefault(c.object_id, []).append(c)
+    out = []
+    for c in candidates:
+        group = by_id[c.object_id]
+        if len(group) == 1:
+            out.append(c)
+            continue
+        others = ", ".join(o.source_path for o in group if o is not c)
+        digest = hashlib.sha256(c.source_path.encode()).hexdigest()[:8]
+        out.append(
+            replace(
+                c,
+                refusal=("id.collision", f"object id {c.object_id} is also that of {others}"),
+                refused_id=f"{c.object_id}-{digest}",
+            )
+        )
+    return out
 
 
 def source_unreadable(source: SourceConfig, exc: OSError) -> AssetError:

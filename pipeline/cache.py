@@ -22,22 +22,28 @@ name first and are renamed into place, so a killed build leaves no half-written 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
+import stat
 import sys
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from export.digests import canonical_json, sha256_file, sha256_hex
+from export.digests import canonical_json, sha256_hex
+from normalize.files import kind_of
 
 FORMAT = 1
 MISSING = "missing"  # digest of an input that does not exist
 NOT_A_FILE = "not-a-file"  # digest of an input path that is a folder or other non-file
 UNREADABLE = "unreadable"  # digest of an input that exists but cannot be read
 OUTSIDE = "outside-root:"  # + real path: an input leading out of the source root, never opened
+NOT_REGULAR = "not-regular:"  # + its kind: a FIFO, device or socket, never opened blocking
+OVER_LIMIT = "over-limit:"  # + its size: a file above every read limit, refused unread
+MAX_HASH_BYTES = 256 * 1024 * 1024  # the mesh limit (normalize.meshes.MAX_MESH_BYTES)
 
 
 def default_cache_dir() -> Path:
@@ -54,23 +60,50 @@ def default_cache_dir() -> Path:
     return base / "articulate-arena"
 
 
-def input_digest(path: str | os.PathLike) -> str:
-    """sha256 of a file's content, or a fixed marker when it is missing, not a file or
-    unreadable (so that a file appearing or disappearing changes the key)."""
+def input_digest(path: str | os.PathLike, max_bytes: int = MAX_HASH_BYTES) -> str:
+    """sha256 of a regular file's content, or a fixed marker when it is missing, a folder or
+    unreadable (so that a file appearing or disappearing changes the key). A FIFO or device is
+    never read (NOT_REGULAR + its kind), nor a file above `max_bytes`, which the stages refuse
+    whatever it holds (OVER_LIMIT + its size: a sparse 100 GB file is not hashed in full)."""
     try:
-        return sha256_file(path)
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            return NOT_A_FILE
+        if not stat.S_ISREG(st.st_mode):
+            return NOT_REGULAR + kind_of(st.st_mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return MISSING
-    except (IsADirectoryError, NotADirectoryError):
+    except NotADirectoryError:
         return NOT_A_FILE
     except OSError:
         return UNREADABLE
+    try:
+        st = os.fstat(fd)  # what was opened, in case the path changed since the stat
+        if not stat.S_ISREG(st.st_mode):
+            return NOT_REGULAR + kind_of(st.st_mode)
+        if st.st_size > max_bytes:
+            return f"{OVER_LIMIT}{st.st_size}"
+        h, total = hashlib.sha256(), 0
+        while block := os.read(fd, 1 << 20):
+            total += len(block)
+            if total > max_bytes:  # grew while hashed
+                return f"{OVER_LIMIT}{total}+"
+            h.update(block)
+        return h.hexdigest()
+    except OSError:
+        return UNREADABLE
+    finally:
+        os.close(fd)
 
 
-def hash_inputs(paths, root: str | os.PathLike | None = None) -> dict[str, str]:
+def hash_inputs(
+    paths, root: str | os.PathLike | None = None, max_bytes: int = MAX_HASH_BYTES
+) -> dict[str, str]:
     """path -> digest for every path (sorted). With `root` (the source root), a path leading
     out of it (an entry that is a symlink to elsewhere) is never opened: its digest is
-    OUTSIDE + where it leads, so re-pointing it still changes the key."""
+    OUTSIDE + where it leads, so re-pointing it still changes the key. `max_bytes`: the
+    largest file the stages would read (see `input_digest`)."""
     from normalize.paths import memoized_realpaths, realpath
 
     out = {}
@@ -81,7 +114,7 @@ def hash_inputs(paths, root: str | os.PathLike | None = None) -> dict[str, str]:
             if real is not None and not (real + os.sep).startswith(inside):
                 out[path] = OUTSIDE + real  # as normalize.paths.is_inside decides
             else:
-                out[path] = input_digest(path)
+                out[path] = input_digest(path, max_bytes)
     return out
 
 
@@ -149,7 +182,9 @@ class ObjectCache:
         return self.root / "entries" / key[:2] / key
 
     # ------------------------------------------------------------------ lookup
-    def lookup(self, identity: str, root: Path | None = None) -> CachedResult | None:
+    def lookup(
+        self, identity: str, root: Path | None = None, max_bytes: int = MAX_HASH_BYTES
+    ) -> CachedResult | None:
         """The stored result of this object if every file it read last time still has the
         same content and the entry passes its integrity check; None otherwise. `root`: the
         source root (see `hash_inputs`)."""
@@ -158,7 +193,7 @@ class ObjectCache:
             recorded = list(index["inputs"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        inputs = hash_inputs(recorded, root)
+        inputs = hash_inputs(recorded, root, max_bytes)
         entry_dir = self._entry_dir(entry_key(identity, inputs))
         if not entry_dir.is_dir():
             return None

@@ -38,7 +38,7 @@ from export.digests import canonical_json, sha256_hex
 from normalize import inputs as recorded_inputs
 from normalize.errors import AssetError
 from normalize.sources import Candidate
-from pipeline.cache import ObjectCache, hash_inputs
+from pipeline.cache import MAX_HASH_BYTES, ObjectCache, hash_inputs
 
 logger = logging.getLogger("arena.build")
 
@@ -232,6 +232,9 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
     from normalize.run import normalize_candidate
     from verify.allowances import with_object_allowances
 
+    if candidate.refusal is not None:  # refused by discovery: nothing to read
+        code, message = candidate.refusal
+        return _rejected(candidate, "discover", code, message, path=candidate.source_path)
     candidate = with_object_allowances(candidate)
     object_dir = settings.staging / "objects" / candidate.object_id
     try:
@@ -303,6 +306,11 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         return _rejected(candidate, exc.stage, exc.code, exc.message, exc.path, exc.element)
 
 
+def hash_limit(source) -> int:
+    """The largest input any stage reads from `source`: a larger one is keyed by its size."""
+    return max(source.max_file_bytes, MAX_HASH_BYTES)
+
+
 def _identity(candidate: Candidate, settings: BatchSettings) -> str:
     override = dict(settings.overrides).get(candidate.object_id)
     return object_identity(candidate, override, settings.versions)
@@ -317,8 +325,12 @@ def cached_outcome(
 ) -> dict | None:
     """The cached outcome of a candidate whose inputs did not change, with its object folder
     restored into the staging folder; None when it must be computed."""
+    if candidate.refusal is not None:  # depends on other candidates: never cached
+        return None
     started = time.perf_counter()
-    hit = cache.lookup(_identity(candidate, settings), candidate.source.path)
+    hit = cache.lookup(
+        _identity(candidate, settings), candidate.source.path, hash_limit(candidate.source)
+    )
     if hit is None:
         return None
     if hit.outcome["accepted"]:
@@ -381,9 +393,14 @@ def computed_outcome(
                     candidate, "pipeline", "internal.error", f"{type(exc).__name__}: {exc}"
                 )
                 break
-    inputs = hash_inputs((p for p in recorded if not p.startswith(staging)), candidate.source.path)
+    inputs = hash_inputs(
+        (p for p in recorded if not p.startswith(staging)),
+        candidate.source.path,
+        hash_limit(candidate.source),
+    )
     reject = outcome["reject"]
-    if cache is not None and not internal and not (reject and reject["code"] in TRANSIENT_CODES):
+    cacheable = candidate.refusal is None and not (reject and reject["code"] in TRANSIENT_CODES)
+    if cache is not None and not internal and cacheable:
         t = time.perf_counter()
         identity = _identity(candidate, settings)
         cache.store(identity, inputs, outcome, object_dir, outcome["files"])

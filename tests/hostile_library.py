@@ -10,6 +10,8 @@ as they are; the others are built here.
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -208,6 +210,93 @@ def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
     return kinds
 
 
+SPARSE_BYTES = 100 * 1024**3  # a 100 GB file taking a few KB on disk
+
+
+def _special(path: Path, kind: str) -> bool:
+    """Make `path` a FIFO, a /dev/zero-like character device or a sparse 100 GB file; False
+    when this system does not allow it (a device node needs CAP_MKNOD)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        try:
+            os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 5))  # what /dev/zero is
+        except OSError:
+            return False
+    else:
+        with open(path, "wb") as f:
+            f.write(b"v 0 0 0\n")
+            f.truncate(SPARSE_BYTES)
+    return True
+
+
+def write_special_files(library: Path) -> dict[tuple[str, str], str]:
+    """Objects whose entry, mesh, material, include or allowances file is a FIFO, a device
+    node or a huge sparse file: a plain open or read of any of them blocks or never ends. Each
+    is refused with its code without hanging the build (or hashing 100 GB for the cache)."""
+    cube_with_mtl = "mtllib part.mtl\n" + CUBE_OBJ
+    urdf_mesh = robot(f'<link name="a">{mesh("part.obj")}</link>')
+    kinds = {
+        ("sample_urdf", "fifo_entry"): ({}, "m.urdf", "fifo", "file.not_regular"),
+        ("sample_urdf", "fifo_mesh"): (
+            {"m.urdf": urdf_mesh},
+            "part.obj",
+            "fifo",
+            "file.not_regular",
+        ),
+        ("sample_urdf", "device_mesh"): (
+            {"m.urdf": urdf_mesh},
+            "part.obj",
+            "device",
+            "file.not_regular",
+        ),
+        ("sample_urdf", "sparse_mesh"): (
+            {"m.urdf": urdf_mesh},
+            "part.obj",
+            "sparse",
+            "mesh.too_large",
+        ),
+        ("sample_urdf", "fifo_material"): (
+            {"m.urdf": urdf_mesh, "part.obj": cube_with_mtl},
+            "part.mtl",
+            "fifo",
+            "file.not_regular",
+        ),
+        ("sample_urdf", "fifo_allowances"): (
+            {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b"))},
+            "arena-allowances.yaml",
+            "fifo",
+            "allowances.file",
+        ),
+        ("sample_mjcf", "mjcf_fifo_mesh"): (
+            {
+                "m.xml": _mjcf(
+                    '<geom type="mesh" mesh="s"/>',
+                    '<asset><mesh name="s" file="part.obj"/></asset>',
+                )
+            },
+            "part.obj",
+            "fifo",
+            "file.not_regular",
+        ),
+        ("sample_sdf", "sdf_fifo_include"): (
+            {"m.sdf": _sdf(_SDF_HINGE + "<include><uri>part.sdf</uri></include>")},
+            "part.sdf",
+            "fifo",
+            "file.not_regular",
+        ),
+    }
+    expected = {}
+    for (source, kind), (files, special, how, code) in kinds.items():
+        folder = write(library / source / f"hostile_{kind}", files)
+        if _special(folder / special, how):
+            expected[(source, f"hostile_{kind}")] = code
+        else:
+            shutil.rmtree(folder)
+    return expected
+
+
 def write_hostile_library(root: Path) -> HostileLibrary:
     """The demo library (40 good objects in 5 sources) under root/library plus every hostile
     kind, and the sentinels in `root` itself (outside every source root)."""
@@ -238,6 +327,15 @@ def write_hostile_library(root: Path) -> HostileLibrary:
     os.symlink(
         sentinels[1], library / "sample_partnet" / "hostile_partnet_entry_symlink" / "mobility.urdf"
     )
+
+    # a PartNet-Mobility root that is an object folder itself, and a sub-folder named like the
+    # root: both are source_id "sample_partnet", so both are refused, never one lost
+    partnet = library / "sample_partnet"
+    write(partnet, {"mobility.urdf": door_urdf()})
+    write(partnet / "sample_partnet", {"mobility.urdf": door_urdf()})
+    expected[("sample_partnet", "sample_partnet")] = "id.collision"
+
+    expected.update(write_special_files(library))
 
     sources_file = library / "sources.yaml"
     data = yaml.safe_load(sources_file.read_text(encoding="utf-8"))

@@ -34,6 +34,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from normalize.errors import AssetError
+from normalize.files import read_head
 from normalize.paths import is_inside
 from normalize.sources import Candidate, SourceConfig, discover
 from verify.allowances import with_object_allowances
@@ -56,10 +57,8 @@ class UsageError(ValueError):
 # --------------------------------------------------------------------------- finding objects
 def xml_root(path: Path) -> str | None:
     """The name of the first element of an XML file (read from its first few KiB), or None."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-    except OSError:
+    head = read_head(path, SNIFF_BYTES)  # never a blocking open of a FIFO
+    if head is None:
         return None
     for match in _TAG.finditer(_COMMENT.sub(b"", head)):
         if not match.group(1):

@@ -18,6 +18,7 @@ import numpy as np
 from normalize.adapters.registry import register
 from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError
+from normalize.files import regular_status
 from normalize.meshes import resolve_mesh_file
 from normalize.model import (
     AXIS_UNIT_TOLERANCE,
@@ -129,7 +130,7 @@ def scan_mjcf(
             if not value:
                 continue
             targets = _include_targets(xml_file, main_dir, value)
-            existing = [t for t in targets if t.is_file()]
+            existing = [t for t in targets if regular_status(t)]
             for target in existing or targets[:1]:
                 confine(target, root, referrer=str(xml_file), element=f"include {value}")
             if existing:
@@ -171,7 +172,8 @@ def _check_reference(value, bases, root, xml_file, where) -> list[Path]:
     """The existing candidates of one file reference, every one confined to the root (the
     first candidate is checked even when none exists)."""
     candidates = list(dict.fromkeys(base / value for base in bases))
-    existing = [c for c in candidates if c.is_file()]
+    # a FIFO or device would block MuJoCo's own open: refused (file.not_regular) here
+    existing = [c for c in candidates if is_inside(c, root) and regular_status(c)]
     for candidate in existing or candidates[:1]:
         confine(candidate, root, referrer=str(xml_file), element=where)
     return existing

@@ -37,8 +37,8 @@ MAX_LABEL_BYTES = 4 * 1024 * 1024
 
 def _read_text(path: Path, root: Path, notes: list[Change]) -> str | None:
     inputs.record(path)  # also when missing: adding the file later must refresh the labels
-    if not path.is_file():
-        return None
+    if not path.exists() or path.is_dir():
+        return None  # a FIFO or device is refused by read_limited (never opened blocking)
     if not is_inside(path, root):
         notes.append(
             Change(

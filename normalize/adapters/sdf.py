@@ -20,6 +20,7 @@ from normalize.adapters.mjcf import discover_xml_entries
 from normalize.adapters.registry import register
 from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError, DuplicateNameError
+from normalize.files import regular_status
 from normalize.meshes import resolve_mesh_file
 from normalize.model import (
     ArticulatedObject,
@@ -805,7 +806,7 @@ def include_target(uri: str, referrer: Path, source: SourceConfig) -> Path:
             xml = parse_xml(confine(config, root, referrer=str(referrer)), source.max_file_bytes)
             name = next((e.text.strip() for e in xml.iter("sdf") if e.text), name)
         target = confine(target / name, root, referrer=str(referrer))
-    if not target.is_file():
+    if not regular_status(target):
         raise AssetError(
             f"included model {uri!r} does not exist (looked for {target})",
             code="sdf.include_missing",
