@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -204,15 +205,100 @@ def load_sources(path: Path) -> list[SourceConfig]:
     return configs
 
 
-def entry_paths(source: SourceConfig, pattern: str) -> list[Path]:
-    """Every path matching the source's `entry` glob (else `pattern`) that the source selects,
-    sorted. Nothing is filtered by type: a directory named like an entry file or a symlink that
-    leaves the root is still a candidate, refused with its own code when loaded."""
-    try:
-        paths = sorted(source.path.glob(source.entry or pattern))
-    except OSError as exc:
-        raise source_unreadable(source, exc) from exc
-    return [p for p in paths if source.selects(p.relative_to(source.path).as_posix())]
+@dataclass
+class Listing:
+    """What discovery found below a source root: every folder walked with the names in it,
+    and the candidates refused without reading them (a folder that cannot be listed:
+    `file.unreadable`; a symlinked folder leading out of the root: `path.symlink_escape`)."""
+
+    folders: list[tuple[Path, list[str], list[str]]]  # (folder, sub-folder names, other names)
+    refused: list[Candidate]
+
+
+def list_source(source: SourceConfig) -> Listing:
+    """Walk the source root, sorted, losing nothing: a sub-folder that cannot be listed and a
+    symlinked folder leading out of the root become refused candidates (counted as rejected).
+    A symlinked folder inside the root is not followed: the folder it leads to is walked once,
+    under its own path, so no object is found twice and a symlink loop cannot recurse."""
+    from normalize.paths import is_inside
+
+    root = source.path
+    listing = Listing([], [])
+
+    def refuse(folder: Path, code: str, message: str) -> None:
+        relative = folder.relative_to(root).as_posix()
+        if any(fnmatch.fnmatchcase(relative, g) for g in source.exclude):
+            return  # excluded on purpose (its entries are unknown: include globs cannot tell)
+        digest = hashlib.sha256(f"{relative}/".encode()).hexdigest()[:8]
+        listing.refused.append(
+            Candidate(
+                source,
+                relative,
+                folder,
+                refusal=(code, message),
+                refused_id=f"{make_object_id(source.name, relative)}-{digest}",
+            )
+        )
+
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if folder == root:
+                raise source_unreadable(source, exc) from exc
+            refuse(folder, "file.unreadable", f"folder cannot be listed: {exc.strerror or exc}")
+            continue
+        dirs, names = [], []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()  # follows a symlink
+            except OSError:
+                is_dir = False
+            if is_dir and entry.is_symlink():
+                path = Path(entry.path)
+                if not is_inside(path, root):
+                    refuse(path, "path.symlink_escape", "a symlinked folder leads out of the root")
+                continue  # inside the root: walked under its own path
+            (dirs if is_dir else names).append(entry.name)
+        listing.folders.append((folder, dirs, names))
+        stack.extend(folder / d for d in reversed(dirs))
+    return listing
+
+
+def _glob_match(parts: list[str], pattern: list[str]) -> bool:
+    """Whether path components match glob components as pathlib's glob does ('**': any number
+    of folders; other components: fnmatch within one name, case-sensitive)."""
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":
+        return any(_glob_match(parts[i:], pattern[1:]) for i in range(len(parts) + 1))
+    return (
+        bool(parts)
+        and fnmatch.fnmatchcase(parts[0], pattern[0])
+        and _glob_match(parts[1:], pattern[1:])
+    )
+
+
+def discover_entries(source: SourceConfig, pattern: str) -> tuple[list[Path], list[Candidate]]:
+    """(every path matching the source's `entry` glob (else `pattern`) that the source selects,
+    sorted; the candidates refused while listing, see `list_source`). Nothing is filtered by
+    type: a directory named like an entry file or a symlink that leaves the root is still a
+    candidate, refused with its own code when loaded."""
+    listing = list_source(source)
+    glob_parts = [p for p in (source.entry or pattern).split("/") if p not in ("", ".")]
+    found = []
+    for folder, dirs, names in listing.folders:
+        base = folder.relative_to(source.path).parts
+        for name in (*dirs, *names):
+            if _glob_match([*base, name], glob_parts):
+                found.append(folder / name)
+    paths = sorted(found)
+    return [p for p in paths if source.selects(p.relative_to(source.path).as_posix())], list(
+        listing.refused
+    )
 
 
 def overrides_file(path: Path) -> Path | None:

@@ -336,6 +336,12 @@ def write_hostile_library(root: Path) -> HostileLibrary:
     expected[("sample_partnet", "sample_partnet")] = "id.collision"
 
     expected.update(write_special_files(library))
+    # symlinked folders: leading out of the root (to the sentinels' folder), refused and
+    # counted; leading back up inside it (a loop), walked once under the real path
+    for source in ("sample_urdf", "sample_partnet", "sample_mjcf"):
+        os.symlink(root, library / source / "hostile_folder_link")
+        expected[(source, "hostile_folder_link")] = "path.symlink_escape"
+    os.symlink("..", library / "sample_urdf" / "hostile_directory" / "loop")
 
     sources_file = library / "sources.yaml"
     data = yaml.safe_load(sources_file.read_text(encoding="utf-8"))

@@ -34,7 +34,7 @@ from normalize.mujoco_warnings import captured
 from normalize.multidof import decompose_joint
 from normalize.paths import confine, is_inside, realpath
 from normalize.safe_xml import parse_xml_bytes, read_limited
-from normalize.sources import Candidate, SourceConfig, entry_paths
+from normalize.sources import Candidate, SourceConfig, discover_entries
 from normalize.transforms import from_rotation_translation, invert, quaternion_matrix
 
 DEFAULT_ENTRY = "**/*.xml"
@@ -50,7 +50,7 @@ def discover_xml_entries(source: SourceConfig, pattern: str, included_by) -> lis
     matching file includes. `included_by(path)` lists the files `path` includes (may raise
     AssetError: such a file is still a candidate, rejected when loaded)."""
     root = source.path
-    files = entry_paths(source, pattern)
+    files, refused = discover_entries(source, pattern)
     included: set[Path] = set()
     for path in files:
         if not path.is_file() or not is_inside(path, root):
@@ -59,7 +59,7 @@ def discover_xml_entries(source: SourceConfig, pattern: str, included_by) -> lis
             included.update(Path(realpath(p)) for p in included_by(path))
         except AssetError:
             continue
-    return [
+    return refused + [
         Candidate(source, p.relative_to(root).with_suffix("").as_posix(), p)
         for p in files
         if Path(realpath(p)) not in included
