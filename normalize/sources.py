@@ -10,11 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import yaml
-
 import schemas
 from normalize.errors import AssetError
 from normalize.safe_xml import MAX_XML_BYTES
+from normalize.safe_yaml import YamlError, load_yaml
 
 
 class SourcesFileError(ValueError):
@@ -150,11 +149,9 @@ def load_sources(path: Path) -> list[SourceConfig]:
     """Read and validate a sources file; raise `SourcesFileError` listing every problem."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SourcesFileError(f"cannot read sources file {path}: {exc.strerror or exc}") from exc
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise SourcesFileError(f"sources file {path} is not valid YAML: {exc}") from exc
+        data = load_yaml(path)
+    except YamlError as exc:
+        raise SourcesFileError(f"sources file {path}: {exc}") from exc
     named = data.get("sources") if isinstance(data, dict) else None
     bad_names = [
         f"sources[{i}].name: {e['name']!r} {source_name_problem(e['name'])}"
@@ -303,7 +300,7 @@ def discover_entries(source: SourceConfig, pattern: str) -> tuple[list[Path], li
 
 def overrides_file(path: Path) -> Path | None:
     """The category overrides file a sources file names (top-level `overrides`), if any."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    data = load_yaml(path) or {}
     name = data.get("overrides") if isinstance(data, dict) else None
     return (Path(path).resolve().parent / name) if name else None
 

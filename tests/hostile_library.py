@@ -210,6 +210,12 @@ def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
     return kinds
 
 
+ALLOWANCES = "arena-allowances.yaml"
+#: 600 bytes of YAML whose aliases expand to 9**9 (387 million) strings
+ALIAS_BOMB = "".join(
+    f"{chr(97 + i)}: &{chr(97 + i)} [{', '.join([f'*{chr(96 + i)}' if i else 'lol'] * 9)}]\n"
+    for i in range(9)
+)
 SPARSE_BYTES = 100 * 1024**3  # a 100 GB file taking a few KB on disk
 
 
@@ -263,9 +269,15 @@ def write_special_files(library: Path) -> dict[tuple[str, str], str]:
             "fifo",
             "file.not_regular",
         ),
+        ("sample_urdf", "allowances_alias_bomb"): (
+            {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b")), ALLOWANCES: ALIAS_BOMB},
+            None,
+            None,
+            "allowances.file",
+        ),
         ("sample_urdf", "fifo_allowances"): (
             {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b"))},
-            "arena-allowances.yaml",
+            ALLOWANCES,
             "fifo",
             "allowances.file",
         ),
@@ -290,7 +302,7 @@ def write_special_files(library: Path) -> dict[tuple[str, str], str]:
     expected = {}
     for (source, kind), (files, special, how, code) in kinds.items():
         folder = write(library / source / f"hostile_{kind}", files)
-        if _special(folder / special, how):
+        if special is None or _special(folder / special, how):
             expected[(source, f"hostile_{kind}")] = code
         else:
             shutil.rmtree(folder)
