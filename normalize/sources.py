@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -172,6 +173,8 @@ def load_sources(path: Path) -> list[SourceConfig]:
         if entry["name"] in seen:
             problems.append(f"sources[{index}].name: {entry['name']!r} is used twice")
         seen.add(entry["name"])
+        if not math.isfinite(float(entry.get("scale", 1.0))):  # NaN passes the schema's range
+            problems.append(f"sources[{index}].scale: must be a finite number")
         root = (base / entry["path"]).resolve()
         if not root.is_dir():
             problems.append(f"sources[{index}].path: folder {root} does not exist")

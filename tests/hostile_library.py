@@ -97,6 +97,22 @@ def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
             {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b", extra='<mimic joint="zz"/>'))},
             "model.mimic_target",
         ),
+        "limit_overflow": (  # 1e999 parses as infinity: refused as if "inf" were written
+            {
+                "m.urdf": robot(
+                    TWO_LINKS + joint("ab", "a", "b", "prismatic", limit='lower="0" upper="1e999"')
+                )
+            },
+            "parse.infinite",
+        ),
+        "origin_overflow": (
+            {
+                "m.urdf": robot(
+                    TWO_LINKS + joint("ab", "a", "b").replace('xyz="0 0 0.1"', 'xyz="1e999 0 0"')
+                )
+            },
+            "parse.infinite",
+        ),
         "package_outside": (
             {
                 "m.urdf": robot(

@@ -71,6 +71,14 @@ def read_labels(folder: Path, root: Path, notes: list[Change]) -> dict:
             notes.append(
                 Change("labels.unreadable", f"meta.json ignored: {exc}", element="file meta.json")
             )
+        except RecursionError:
+            notes.append(
+                Change(
+                    "labels.too_deep",
+                    "meta.json ignored: its JSON is nested too deeply to read",
+                    element="file meta.json",
+                )
+            )
     text = _read_text(folder / "semantics.txt", root, notes)
     for line in (text or "").splitlines():
         parts = line.split(maxsplit=2)
