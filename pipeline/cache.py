@@ -15,7 +15,11 @@ Layout under the cache root (`default_cache_dir()`):
                                           release's files when on the same file system)
 
 Every entry carries its own checksum and the digest of every file; an entry that is corrupted
-or truncated in any way is discarded and recomputed, never trusted. Writes go to a temporary
+or truncated in any way is discarded and recomputed, never trusted. The checksum is an
+HMAC-SHA256 with a key kept outside the cache folder (`key_path`: beside it by default, or
+$ARENA_CACHE_KEY_FILE), so an entry edited and re-checksummed by someone who can write the cache
+but not the key (a forged license or category, a file list naming `../../x`) is discarded too;
+file names of an entry must stay inside it. Writes go to a temporary
 name first and are renamed into place, so a killed build leaves no half-written entry.
 """
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -149,6 +154,8 @@ class CachedResult:
 
     def write_files(self, dest: Path) -> None:
         """Recreate the cached object folder at `dest` (replacing what is there)."""
+        if not all(safe_name(n) for n in self.files):
+            raise CacheCorrupt("a file name leaves the object folder")
         if dest.exists():
             shutil.rmtree(dest)
         dest = str(dest)
@@ -167,12 +174,61 @@ class CacheCorrupt(Exception):
     """A cache entry failed its integrity check."""
 
 
+KEY_ENV = "ARENA_CACHE_KEY_FILE"
+
+
+def key_path(root: Path) -> Path:
+    """Where the cache's HMAC key is kept: $ARENA_CACHE_KEY_FILE, else `.<name>.key` beside
+    the cache folder (outside it: whoever may write entries need not be able to read it)."""
+    env = os.environ.get(KEY_ENV)
+    if env:
+        return Path(env).expanduser()
+    root = Path(root).absolute()
+    return root.parent / f".{root.name}.key"
+
+
+def cache_key(root: Path) -> bytes:
+    """The cache's HMAC key, made (32 random bytes, mode 0600) on first use; concurrent
+    builds agree on one (the first file linked into place wins)."""
+    path = key_path(root)
+    for _ in range(3):
+        try:
+            key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+            if len(key) >= 32:
+                return key
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as exc:
+            raise OSError(f"the cache key {path} is unreadable: {exc}") from exc
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(os.urandom(32).hex())
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+        os.unlink(tmp)
+    raise OSError(f"the cache key {path} cannot be made")
+
+
+def safe_name(name: object) -> bool:
+    """Whether a file name of an entry stays inside the folder it is relative to."""
+    if not isinstance(name, str) or not name or "\0" in name or "\\" in name:
+        return False
+    parts = name.split("/")
+    return not name.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+
+
 class ObjectCache:
     """Per-object results under `root`. Safe for concurrent builds sharing one root."""
 
     def __init__(self, root: Path):
         self.root = Path(root) / f"v{FORMAT}"
+        self.key = cache_key(Path(root))
         self.discarded = 0  # corrupted entries found (and removed) by this instance
+
+    def _checksum(self, body: bytes) -> str:
+        return hmac.new(self.key, body, hashlib.sha256).hexdigest()
 
     # ------------------------------------------------------------------ paths
     def _index_path(self, identity: str) -> Path:
@@ -216,8 +272,10 @@ class ObjectCache:
         if not data.startswith(head) or not rest.startswith(b'",'):
             raise CacheCorrupt("entry.json does not start with its checksum")
         body = b"{" + rest[2:]
-        if sha256_hex(body).encode() != checksum:
-            raise CacheCorrupt("entry.json checksum mismatch")
+        if not hmac.compare_digest(self._checksum(body).encode(), checksum):
+            raise CacheCorrupt(
+                "entry.json checksum mismatch (damaged, or not written with this key)"
+            )
         try:
             entry = json.loads(body)
         except ValueError as exc:
@@ -229,6 +287,8 @@ class ObjectCache:
         files = {}
         stored = os.path.join(entry_dir, "files")
         for name, digest in entry["files"].items():
+            if not safe_name(name):
+                raise CacheCorrupt(f"file name {name!r} leaves the entry")
             path = os.path.join(stored, name)
             try:
                 with open(path, "rb") as f:
@@ -274,7 +334,7 @@ class ObjectCache:
                 "outcome": outcome,
                 "files": dict(files),
             }
-            entry["checksum"] = sha256_hex(canonical_json(entry))
+            entry["checksum"] = self._checksum(canonical_json(entry))
             (tmp / "entry.json").write_bytes(canonical_json(entry))
             try:
                 os.rename(tmp, final)

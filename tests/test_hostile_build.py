@@ -184,14 +184,20 @@ def test_no_file_outside_a_source_root_is_opened(hostile_build):
 def test_nothing_is_written_outside_out_and_the_cache(hostile_build):
     before, after = hostile_build["before"], hostile_build["after"]
     new = {p for p in after["root"] if p not in before["root"]}
-    assert {p.split("/")[1] for p in new if p.startswith("build/")} == {"release", "warm", "cache"}
+    written = {p.split("/")[1] for p in new if p.startswith("build/")}
+    assert written == {"release", "warm", "cache", ".cache.key"}  # the cache's HMAC key
     assert sorted(p for p in new if not p.startswith("build/")) == []
     changed = [p for p, v in before["root"].items() if after["root"].get(p) != v]
     changed.remove("build")  # the folder holding --out and the cache: new entries
     assert changed == [], "the library or the sentinels were modified"
     # the lock (.release.lock) and staging (.release.build-*) siblings existed during the
     # build only: none is left
-    assert sorted(os.listdir(hostile_build["out"].parent)) == ["cache", "release", "warm"]
+    assert sorted(os.listdir(hostile_build["out"].parent)) == [
+        ".cache.key",
+        "cache",
+        "release",
+        "warm",
+    ]
     assert after["cwd"] == before["cwd"]
     assert after["tmp"] == before["tmp"]
 
