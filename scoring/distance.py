@@ -155,6 +155,7 @@ def object_distance(
         "exact": result.exact,
         "certified": result.certified,
         "relaxation": result.relaxation,
+        "lower_bound": result.lower_bound,
         "nodes_explored": result.nodes_explored,
         "pairs": [
             {"a_joint": first.names[i], "b_joint": second.names[k], "E": float(cost)}
@@ -180,6 +181,11 @@ def distance_text(d: dict) -> str:
         setting += f", kappa = {d['kappa']:.6g}"
     if d["certified"]:
         status = "exact: certified by the assignment relaxation"
+    elif not d["exact"]:
+        status = (
+            f"NOT exact: the search stopped at its budget of {d['nodes_explored']} nodes; "
+            f"E lies between {d['lower_bound']:.6g} and the value shown"
+        )
     else:
         status = (
             f"exact: proven by search over {d['nodes_explored']} nodes "

@@ -102,6 +102,7 @@ SCORES = pa.schema(
         _f("e_tree_relaxation", _F64),
         _f("certified", pa.bool_()),
         _f("search_nodes", _I32),
+        _f("exact", pa.bool_()),
         _f("pairs", pa.list_(PAIR)),
     ]
 )
