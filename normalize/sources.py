@@ -13,6 +13,7 @@ from pathlib import Path
 
 import schemas
 from normalize.errors import AssetError
+from normalize.limits import MAX_LINKS
 from normalize.safe_xml import MAX_XML_BYTES
 from normalize.safe_yaml import YamlError, load_yaml
 
@@ -48,6 +49,7 @@ class SourceConfig:
     overrides: Mapping[str, str] = field(default_factory=dict)
     allowances: tuple[Allowance, ...] = ()
     max_file_bytes: int = MAX_XML_BYTES
+    max_links: int = MAX_LINKS
 
     def allowance(self, check: str, source_id: str) -> Allowance | None:
         """The allowance waiving `check` for `source_id`, if any."""
@@ -80,6 +82,7 @@ class SourceConfig:
                 for a in self.allowances
             ],
             "max_file_bytes": self.max_file_bytes,
+            "max_links": self.max_links,
         }
 
 
@@ -196,6 +199,7 @@ def load_sources(path: Path) -> list[SourceConfig]:
                     for a in entry.get("allowances", ())
                 ),
                 max_file_bytes=int(entry.get("max_file_bytes", MAX_XML_BYTES)),
+                max_links=int(entry.get("max_links", MAX_LINKS)),
             )
         )
     if problems:

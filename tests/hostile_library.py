@@ -169,6 +169,17 @@ def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
             },
             "model.closed_loop",
         ),
+        "mjcf_replicate_bomb": (  # 100 x 100 x 100 bodies from a few hundred bytes
+            {
+                "m.xml": _mjcf(
+                    '<replicate count="100" offset="0.01 0 0"><replicate count="100" '
+                    'offset="0 0.01 0"><replicate count="100" offset="0 0 0.01">'
+                    '<body><geom type="sphere" size="0.001"/></body>'
+                    "</replicate></replicate></replicate>"
+                )
+            },
+            "model.too_large",
+        ),
         "mjcf_external_entity": (
             {
                 "m.xml": f'<!DOCTYPE mujoco [<!ENTITY x SYSTEM "file://{outside / "secret.xml"}">]>'
@@ -193,6 +204,20 @@ def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
                 "other.sdf": _sdf(_SDF_HINGE + "<include><uri>m.sdf</uri></include>"),
             },
             "sdf.include_cycle",
+        ),
+        "sdf_include_bomb": (  # six files each including the next ten times: 111,111 links
+            {
+                f"m{i}.sdf": _sdf(
+                    "".join(
+                        f"<include><uri>m{i + 1}.sdf</uri><name>c{k}</name></include>"
+                        for k in range(10)
+                    )
+                    if i < 5
+                    else ""
+                )
+                for i in range(6)
+            },
+            "model.too_large",
         ),
         "sdf_nan_pose": (
             {

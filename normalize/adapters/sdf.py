@@ -21,6 +21,7 @@ from normalize.adapters.registry import register
 from normalize.changes import Change
 from normalize.errors import AssetError, ClosedLoopError, DuplicateNameError
 from normalize.files import regular_status
+from normalize.limits import MAX_INCLUDES, check_count
 from normalize.meshes import resolve_mesh_file
 from normalize.model import (
     ArticulatedObject,
@@ -119,6 +120,7 @@ class _SdfReader:
         self.changes = changes
         self.model = _Model()
         self.resolved: dict[str, np.ndarray] = {"": np.eye(4)}
+        self.includes = 0  # <include> elements expanded so far (bounded: MAX_INCLUDES)
 
     # ------------------------------------------------------------------ errors and numbers
     def error(self, message, code, element=None, path=None, stage="parse"):
@@ -235,6 +237,7 @@ class _SdfReader:
                 raise self.error(f"<{tag}> without a name", "sdf.missing", f"<{tag}>", file)
             if tag == "link":
                 self.model.links.append(_LinkSpec(_scoped(scope, name), child, scope, file))
+                check_count("links", len(self.model.links), self.source.max_links, file)
                 pending.append((tag, name, child))
             elif tag in ("frame", "joint", "model", "include"):
                 pending.append((tag, name, child))
@@ -267,6 +270,7 @@ class _SdfReader:
                         raise self.error(f"joint has no <{role}>", "sdf.missing", element, file)
                     ends.append(self.frame_name(scope, text, element, file))
                 self.model.joints.append(_JointSpec(scoped, child, scope, file, version, *ends))
+                check_count("joints", len(self.model.joints), self.source.max_links, file)
                 frame.relative_to = ends[1]  # SDFormat: a joint's pose is in its child's frame
             elif tag == "frame" and child.get("attached_to"):
                 frame.relative_to = self.frame_name(scope, child.get("attached_to"), element, file)
@@ -288,6 +292,8 @@ class _SdfReader:
         uri = _text(node, "uri")
         if uri is None:
             raise self.error("<include> without <uri>", "sdf.missing", "<include>", file)
+        self.includes += 1
+        check_count("<include> elements", self.includes, MAX_INCLUDES, file)
         target = include_target(uri, file, self.source)
         real = Path(os.path.realpath(target))
         if real in stack:
