@@ -90,8 +90,9 @@ def build_command(
     try:
         configs = load_sources(sources)
         category_overrides = category_overrides_for(configs, overrides or overrides_file(sources))
-        if previous is not None:
+        if previous is not None:  # found now, not after the whole build
             release.read_release(previous)
+            release.read_objects(previous)
         check_outputs_apart(configs, Path(out), None if no_cache else cache_root)
         release.check_out(out)
     except (release.ReleaseError, ValueError) as exc:  # SourcesFileError, TaxonomyError...

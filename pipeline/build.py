@@ -352,6 +352,9 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
     seconds = {"orchestrator_start": started - called}
     out = config.out.absolute()
     check_outputs_apart(config.sources, out, config.cache_dir)
+    if config.previous is not None:  # a bad --previous is found before the build, not after
+        release.read_release(config.previous)
+        release.read_objects(config.previous)
     with release.build_lock(out):
         release.recover(out)
         release.check_out(out)
