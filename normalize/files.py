@@ -10,10 +10,12 @@ on the open descriptor (fstat: the file cannot be swapped in between), and read 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
 
+from normalize import inputs
 from normalize.errors import AssetError
 
 _KINDS = (
@@ -121,7 +123,10 @@ def read_regular(
             path=str(path),
             element=element,
         )
-    return b"".join(chunks)
+    data = b"".join(chunks)
+    if inputs.active():  # the cache key holds what was read (see normalize.inputs)
+        inputs.record_read(path, hashlib.sha256(data).hexdigest())
+    return data
 
 
 def read_head(path: str | os.PathLike, n: int) -> bytes | None:

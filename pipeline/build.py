@@ -105,6 +105,9 @@ class BuildConfig:
     cache_dir: Path | None = None
     overrides: dict[str, str] = field(default_factory=dict)
     live: bool | None = None  # progress display; None: only on a terminal
+    # wall clock per object in the worker processes (limits.time): $ARENA_OBJECT_SECONDS or
+    # chain.OBJECT_SECONDS; None: unlimited
+    object_seconds: float | None = field(default_factory=chain.default_object_seconds)
 
 
 @dataclass
@@ -365,6 +368,7 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
                 cache_dir=config.cache_dir,
                 overrides=tuple(sorted(config.overrides.items())),
                 versions=chain.current_versions(),
+                object_seconds=config.object_seconds,
             )
             (staging / "objects").mkdir()
             with progress or NoProgress() as shown, worker_pool(config):

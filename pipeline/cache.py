@@ -103,12 +103,17 @@ def input_digest(path: str | os.PathLike, max_bytes: int = MAX_HASH_BYTES) -> st
 
 
 def hash_inputs(
-    paths, root: str | os.PathLike | None = None, max_bytes: int = MAX_HASH_BYTES
+    paths,
+    root: str | os.PathLike | None = None,
+    max_bytes: int = MAX_HASH_BYTES,
+    read: Mapping[str, str | None] | None = None,
 ) -> dict[str, str]:
     """path -> digest for every path (sorted). With `root` (the source root), a path leading
     out of it (an entry that is a symlink to elsewhere) is never opened: its digest is
     OUTSIDE + where it leads, so re-pointing it still changes the key. `max_bytes`: the
-    largest file the stages would read (see `input_digest`)."""
+    largest file the stages would read (see `input_digest`). `read`: digests of the bytes the
+    stages read (`normalize.inputs.Recorded.digests`), used instead of reading those files
+    again, so the key holds what was processed."""
     from normalize.paths import memoized_realpaths, realpath
 
     out = {}
@@ -118,6 +123,8 @@ def hash_inputs(
             real = realpath(path) if inside else None
             if real is not None and not (real + os.sep).startswith(inside):
                 out[path] = OUTSIDE + real  # as normalize.paths.is_inside decides
+            elif read and read.get(path):
+                out[path] = read[path]
             else:
                 out[path] = input_digest(path, max_bytes)
     return out

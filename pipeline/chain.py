@@ -21,10 +21,12 @@ outcome, or for a cached object the whole lookup); `total` is the whole object.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import shutil
+import signal
 import threading
 import time
 import traceback
@@ -76,6 +78,57 @@ class BatchSettings:
     cache_dir: Path | None
     overrides: tuple[tuple[str, str], ...]
     versions: tuple[tuple[str, str], ...]
+    object_seconds: float | None = None  # see `time_limit`
+
+
+#: Wall clock one object may take in a worker process before it is refused (limits.time).
+OBJECT_SECONDS = 600.0
+OBJECT_SECONDS_ENV = "ARENA_OBJECT_SECONDS"
+
+
+def default_object_seconds() -> float | None:
+    """$ARENA_OBJECT_SECONDS (0: unlimited), else OBJECT_SECONDS."""
+    value = os.environ.get(OBJECT_SECONDS_ENV)
+    if value is None:
+        return OBJECT_SECONDS
+    seconds = float(value)
+    return seconds if seconds > 0 else None
+
+
+@cache
+def _load_stages() -> None:
+    """Import the stages and load the taxonomy once per process."""
+    import normalize.run  # noqa: F401
+    import verify  # noqa: F401
+
+    taxonomy_version()
+
+
+class ObjectTimeout(BaseException):
+    """An object ran out of its wall clock. A BaseException, so that no stage's `except
+    Exception` can swallow it."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None):
+    """Raise ObjectTimeout in the block after `seconds` (SIGALRM). Active only on the main
+    thread of a process, as in the build's worker processes; elsewhere (threads of a build
+    with one worker) the block runs unlimited."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if seconds is None or not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise ObjectTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 # --------------------------------------------------------------------------- versions and keys
@@ -363,14 +416,27 @@ def computed_outcome(
     object_dir = settings.staging / "objects" / candidate.object_id
     started = time.perf_counter()
     seconds: dict[str, float] = {}
-    internal = False
+    internal = timed_out = False
     staging = str(settings.staging.resolve()) + os.sep
     for attempt in (1, 2):
         with recorded_inputs.recording() as recorded:
             if candidate.path.is_file():
                 recorded_inputs.record(candidate.path)
+            _load_stages()  # imports and loaded data do not count on the object's clock
             try:
-                outcome = _compute(candidate, settings, seconds)
+                with time_limit(settings.object_seconds):
+                    outcome = _compute(candidate, settings, seconds)
+                break
+            except ObjectTimeout:
+                shutil.rmtree(object_dir, ignore_errors=True)
+                timed_out = True
+                outcome = _rejected(
+                    candidate,
+                    "pipeline",
+                    "limits.time",
+                    f"the object took more than {settings.object_seconds:g} s (the limit of "
+                    f"${OBJECT_SECONDS_ENV}, docs/limits.md); it was stopped",
+                )
                 break
             except OSError as exc:
                 if attempt == 1:
@@ -397,9 +463,12 @@ def computed_outcome(
         (p for p in recorded if not p.startswith(staging)),
         candidate.source.path,
         hash_limit(candidate.source),
+        read=recorded.digests,  # what was processed, even if a file changed since
     )
     reject = outcome["reject"]
+    changed = None in recorded.digests.values()  # a file read twice differed: mixed content
     cacheable = candidate.refusal is None and not (reject and reject["code"] in TRANSIENT_CODES)
+    cacheable = cacheable and not changed and not timed_out  # a slower machine's verdict
     if cache is not None and not internal and cacheable:
         t = time.perf_counter()
         identity = _identity(candidate, settings)

@@ -82,3 +82,46 @@ def test_file_names_must_stay_inside_the_entry(built):
     for name in ("../x", "/etc/passwd", "a/../../x", "a//b", "", "a\\b"):
         assert not safe_name(name)
     assert safe_name("meshes/part.obj")
+
+
+def test_a_file_edited_during_the_build_cannot_make_the_cache_lie(tmp_path, monkeypatch):
+    """The entry is edited right after the build read it: the cache key holds the bytes that
+    were processed, so the next warm build recomputes and equals a cold build of the new file."""
+    from normalize import files
+
+    urdf = write(tmp_path / "lib" / "a", {"door.urdf": door_urdf(upper=1.0)}) / "door.urdf"
+    (tmp_path / "sources.yaml").write_text(
+        "sources:\n  - {name: lib, format: urdf, path: lib, license: CC0}\n", encoding="utf-8"
+    )
+    real_read = files.read_regular
+
+    def read_then_edit(path, *args, **kwargs):
+        data = real_read(path, *args, **kwargs)
+        if str(path) == str(urdf) and b'upper="1.0"' in data:
+            urdf.write_text(door_urdf(upper=0.5), encoding="utf-8")  # an editor saving
+        return data
+
+    monkeypatch.setattr(files, "read_regular", read_then_edit)
+    first = build_release(_config(tmp_path, "first"))
+    monkeypatch.undo()
+    assert first.computed == ["lib__a__door"]
+    warm = build_release(_config(tmp_path, "warm"))
+    assert warm.cached == 0, "the stale result was reused"
+    cold = build_release(
+        BuildConfig(
+            sources=load_sources(tmp_path / "sources.yaml"),
+            out=tmp_path / "cold",
+            version="t",
+            runner="local",
+            workers=1,
+            cache_dir=None,
+            live=False,
+        )
+    )
+    assert warm.content_hash == cold.content_hash != first.content_hash
+
+    def upper(out):
+        joints = pq.read_table(tmp_path / out / "manifest" / "joints.parquet").to_pylist()
+        return sorted(j["upper"] for j in joints if j["upper"] is not None)
+
+    assert upper("warm") == upper("cold") != upper("first")
