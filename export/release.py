@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 import schemas
@@ -340,13 +341,25 @@ def compare(previous: list[dict], current: list[dict]) -> Changes:
     )
 
 
+#: Columns of an earlier release's objects manifest that the changelog compares.
+PREVIOUS_COLUMNS = ("object_id", "category", "urdf_sha256", "assets_sha256")
+
+
 def read_objects(folder: Path) -> list[dict]:
-    """The objects manifest of a release as a list of rows."""
+    """The objects manifest of a release as a list of rows; `ReleaseError` when it cannot be
+    read or lacks a column the changelog compares (checked before a build, for --previous)."""
     path = Path(folder) / "manifest" / "objects.parquet"
     try:
-        return pq.read_table(str(path)).to_pylist()
-    except OSError as exc:
+        table = pq.read_table(str(path))
+    except (OSError, pa.ArrowException) as exc:
         raise ReleaseError(f"{folder} is not a release: cannot read {path}: {exc}") from exc
+    missing = [c for c in PREVIOUS_COLUMNS if c not in table.column_names]
+    if missing:
+        raise ReleaseError(f"{folder} is not a complete release: {path} has no {missing}")
+    rows = table.to_pylist()
+    if any(not isinstance(r["object_id"], str) for r in rows):
+        raise ReleaseError(f"{folder} is not a complete release: {path} has rows without id")
+    return rows
 
 
 def changelog_markdown(

@@ -20,6 +20,7 @@ from pipeline.build import (
     BuildResult,
     build_locally,
     category_overrides_for,
+    check_outputs_apart,
 )
 from pipeline.cache import default_cache_dir
 from samples.generate import demo_library
@@ -96,7 +97,11 @@ def build_command(
     try:
         configs = load_sources(sources)
         category_overrides = category_overrides_for(configs, overrides or overrides_file(sources))
-        previous_version = release.read_release(previous)["version"] if previous else None
+        previous_version = None
+        if previous is not None:  # found now, not after the whole build
+            previous_version = release.read_release(previous)["version"]
+            release.read_objects(previous)
+        check_outputs_apart(configs, Path(out), None if no_cache else cache_root)
         release.check_out(out)
     except (release.ReleaseError, ValueError) as exc:  # SourcesFileError, TaxonomyError...
         return _fail("build", str(exc), EXIT_USAGE)

@@ -5,6 +5,11 @@ reference (`paths.resolve_reference`, whether or not the file exists) is recorde
 `recording()` block is active. The build keys its cache on the content of exactly these files, so
 editing one mesh recomputes exactly the objects that use it, and adding a missing mesh recomputes
 the object that was rejected for lacking it.
+
+A file read through `normalize.files.read_regular` is recorded with the sha256 of the bytes
+read (`record_read`): the cache key then holds what was processed, not what the file holds when
+the object is done, so a file edited during a build cannot make the cache keep a stale result.
+A file read twice with different content is recorded as changed (digest None).
 """
 
 from __future__ import annotations
@@ -14,7 +19,17 @@ import os
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-_active: ContextVar[set[str] | None] = ContextVar("arena_recorded_inputs", default=None)
+
+class Recorded(set):
+    """The absolute paths an object depends on, and `digests`: path -> sha256 of the bytes
+    read from it (None when two reads differed)."""
+
+    def __init__(self):
+        super().__init__()
+        self.digests: dict[str, str | None] = {}
+
+
+_active: ContextVar[Recorded | None] = ContextVar("arena_recorded_inputs", default=None)
 
 
 def record(path: str | os.PathLike) -> None:
@@ -24,10 +39,25 @@ def record(path: str | os.PathLike) -> None:
         inputs.add(os.path.abspath(path))
 
 
+def record_read(path: str | os.PathLike, digest: str) -> None:
+    """Note that the current object read `path` and what the bytes it read hash to."""
+    inputs = _active.get()
+    if inputs is not None:
+        path = os.path.abspath(path)
+        inputs.add(path)
+        known = inputs.digests.get(path, digest)
+        inputs.digests[path] = digest if known == digest else None
+
+
+def active() -> bool:
+    """Whether a `recording()` block is collecting (reads then hash what they read)."""
+    return _active.get() is not None
+
+
 @contextlib.contextmanager
-def recording() -> Iterator[set[str]]:
+def recording() -> Iterator[Recorded]:
     """Collect the absolute paths recorded inside the block into the yielded set."""
-    inputs: set[str] = set()
+    inputs = Recorded()
     token = _active.set(inputs)
     try:
         yield inputs

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
-from normalize import inputs
+from normalize import files, inputs
 from normalize.changes import Change
 from normalize.errors import AssetError
 from normalize.model import Geometry
@@ -270,7 +270,7 @@ def resolve_mesh_file(
             return None
     where = {"stage": "mesh", "path": str(referrer), "element": element}
     _check_format(target, f"mesh {reference!r}: format", where)
-    if not target.is_file():
+    if target.is_dir() or not files.regular_status(target):  # FIFO, device: file.not_regular
         raise AssetError(
             f"mesh {reference!r} does not exist (looked for {target})", code="mesh.missing", **where
         )
@@ -309,30 +309,32 @@ def _corrupt(path: Path, why: str, element: str | None) -> AssetError:
 
 def read_mesh_bytes(path: Path, element: str | None = None, what: str = "mesh file") -> bytes:
     """The bytes of a mesh file (or of a material library, texture or GLTF buffer: `what`);
-    `mesh.missing` when absent, `mesh.too_large` above the limit."""
+    `mesh.missing` when absent, `mesh.too_large` above the limit, `file.not_regular` for a
+    FIFO or device (`normalize.files.read_regular`: never a blocking open)."""
     path = Path(path)
     generated = _generated.get(str(path))
     if generated is not None:
         return generated
     inputs.record(path)
-    if not path.is_file():
+    try:
+        if path.is_dir():
+            raise FileNotFoundError(path)
+        return files.read_regular(
+            path,
+            MAX_MESH_BYTES,
+            too_large="mesh.too_large",
+            stage="mesh",
+            element=element,
+            what=what,
+        )
+    except FileNotFoundError:
         raise AssetError(
             f"{what} {path.name} does not exist",
             code="mesh.missing",
             stage="mesh",
             path=str(path),
             element=element,
-        )
-    size = path.stat().st_size
-    if size > MAX_MESH_BYTES:
-        raise AssetError(
-            f"{what} {path.name} is {size} bytes, above the limit of {MAX_MESH_BYTES}",
-            code="mesh.too_large",
-            stage="mesh",
-            path=str(path),
-            element=element,
-        )
-    return path.read_bytes()
+        ) from None
 
 
 class _ConfinedResolver(trimesh.resolvers.Resolver):
@@ -782,7 +784,7 @@ def _confined_file(reference: str, base: Path, root: Path) -> Path | None:
             path=str(base),
         )
     inputs.record(target)
-    return target if target.is_file() else None
+    return target if not target.is_dir() and files.regular_status(target) else None
 
 
 def _copy_mtl(

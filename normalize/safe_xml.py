@@ -7,13 +7,12 @@ stable `xml.*` code naming the file.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from lxml import etree
 
-from normalize import inputs
+from normalize import files, inputs
 from normalize.changes import Change
 from normalize.errors import AssetError
 
@@ -36,44 +35,19 @@ def _parser() -> etree.XMLParser:
 
 
 def read_limited(path: Path, max_bytes: int = MAX_XML_BYTES) -> bytes:
-    """The bytes of `path`, refusing directories and files above `max_bytes`."""
+    """The bytes of the regular file `path` (`normalize.files.read_regular`): directories,
+    FIFOs and devices are refused, and so are files above `max_bytes`."""
     path = Path(path)
     inputs.record(path)
-    if path.is_dir():
-        raise AssetError(
-            f"{path.name} is a directory, not a file",
-            code="file.is_directory",
-            stage="parse",
-            path=str(path),
-        )
     try:
-        size = os.stat(path).st_size
-        if size > max_bytes:
-            raise AssetError(
-                f"file is {size} bytes, above the limit of {max_bytes}",
-                code="file.too_large",
-                stage="parse",
-                path=str(path),
-            )
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except AssetError:
-        raise
-    except OSError as exc:
+        return files.read_regular(path, max_bytes)
+    except FileNotFoundError as exc:
         raise AssetError(
             f"cannot read file: {exc.strerror or exc}",
             code="file.unreadable",
             stage="parse",
             path=str(path),
         ) from exc
-    if len(data) > max_bytes:
-        raise AssetError(
-            f"file is above the limit of {max_bytes} bytes",
-            code="file.too_large",
-            stage="parse",
-            path=str(path),
-        )
-    return data
 
 
 def _repair_version(data: bytes, path: str, changes: list[Change] | None) -> bytes:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-import yaml
 
 import schemas
 from normalize.errors import AssetError
+from normalize.limits import MAX_LINKS
 from normalize.safe_xml import MAX_XML_BYTES
+from normalize.safe_yaml import YamlError, load_yaml
 
 
 class SourcesFileError(ValueError):
@@ -58,6 +59,7 @@ class SourceConfig:
     homepage: str | None = None
     citation: str | None = None
     allow_empty: bool = False  # a source where discovery finds nothing does not fail the build
+    max_links: int = MAX_LINKS
 
     def allowance(self, check: str, source_id: str) -> Allowance | None:
         """The allowance waiving `check` for `source_id`, if any."""
@@ -92,6 +94,7 @@ class SourceConfig:
             "max_file_bytes": self.max_file_bytes,
             **{key: getattr(self, key) for key in PROVENANCE_KEYS},
             "allow_empty": self.allow_empty,
+            "max_links": self.max_links,
         }
 
 
@@ -106,9 +109,15 @@ class Candidate:
     source: SourceConfig
     source_id: str
     path: Path
+    # Set by discovery for a candidate it refuses before loading (an id collision, a folder
+    # it cannot read): (code, message), and the id it gets instead of its own.
+    refusal: tuple[str, str] | None = None
+    refused_id: str | None = None
 
     @property
     def object_id(self) -> str:
+        if self.refused_id is not None:
+            return self.refused_id
         return make_object_id(self.source.name, self.source_id)
 
     @property
@@ -118,28 +127,57 @@ class Candidate:
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+ID_SEPARATOR = "__"
+_HASH_SUFFIX = re.compile(r"-[0-9a-f]{8}$")
 
 
 def make_object_id(source_name: str, source_id: str) -> str:
-    """Readable, stable and unique: `<source>__<source_id>` with '/' as '__'; when other
-    characters had to be replaced, a short hash of the raw id keeps distinct ids distinct."""
+    """Readable, stable and unique: `<source>__<source_id>` with '/' as '__'.
+
+    Unique by construction: a source name holds no '__' and does not end with '_'
+    (`load_sources` refuses it), so the first '__' ends the source name; a part kept as it is
+    holds no '__' and neither starts nor ends with '_', so splitting at '__' gives the parts
+    back. Any other id (characters replaced, such parts, or an id that ends like a hash
+    suffix) gets `-<8 hex digits of sha256(source_id)>`, which an id without a hash never
+    ends with. Two ids can then only meet by a hash collision, which discovery refuses
+    (`id.collision`)."""
     parts = source_id.split("/")
     cleaned = [_UNSAFE.sub("-", p).strip("-.") or "_" for p in parts]
-    object_id = "__".join([source_name, *cleaned])
-    if cleaned != parts or any("__" in p for p in parts):
+    object_id = ID_SEPARATOR.join([source_name, *cleaned])
+    ambiguous = any(
+        ID_SEPARATOR in p or p.startswith("_") or p.endswith("_") for p in parts
+    ) or _HASH_SUFFIX.search(object_id)
+    if cleaned != parts or ambiguous:
         object_id += "-" + hashlib.sha256(source_id.encode()).hexdigest()[:8]
     return object_id
+
+
+def source_name_problem(name: str) -> str | None:
+    """Why a source name cannot prefix object ids unambiguously, or None."""
+    if ID_SEPARATOR in name:
+        return f"must not contain {ID_SEPARATOR!r} (it separates the parts of object ids)"
+    if name.endswith("_"):
+        return "must not end with '_' (object ids would become ambiguous)"
+    return None
 
 
 def load_sources(path: Path) -> list[SourceConfig]:
     """Read and validate a sources file; raise `SourcesFileError` listing every problem."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SourcesFileError(f"cannot read sources file {path}: {exc.strerror or exc}") from exc
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise SourcesFileError(f"sources file {path} is not valid YAML: {exc}") from exc
+        data = load_yaml(path)
+    except YamlError as exc:
+        raise SourcesFileError(f"sources file {path}: {exc}") from exc
+    named = data.get("sources") if isinstance(data, dict) else None
+    bad_names = [
+        f"sources[{i}].name: {e['name']!r} {source_name_problem(e['name'])}"
+        for i, e in enumerate(named if isinstance(named, list) else [])
+        if isinstance(e, dict) and isinstance(e.get("name"), str) and source_name_problem(e["name"])
+    ]
+    if bad_names:  # before the schema, whose pattern says the same less clearly
+        raise SourcesFileError(
+            f"{len(bad_names)} problem(s) in {path}:\n" + "\n".join(f"  - {p}" for p in bad_names)
+        )
     try:
         schemas.validate(data, "sources", source=str(path))
     except schemas.SchemaValidationError as exc:
@@ -150,6 +188,8 @@ def load_sources(path: Path) -> list[SourceConfig]:
         if entry["name"] in seen:
             problems.append(f"sources[{index}].name: {entry['name']!r} is used twice")
         seen.add(entry["name"])
+        if not math.isfinite(float(entry.get("scale", 1.0))):  # NaN passes the schema's range
+            problems.append(f"sources[{index}].scale: must be a finite number")
         root = (base / entry["path"]).resolve()
         if not root.is_dir():
             problems.append(f"sources[{index}].path: folder {root} does not exist")
@@ -173,6 +213,7 @@ def load_sources(path: Path) -> list[SourceConfig]:
                 max_file_bytes=int(entry.get("max_file_bytes", MAX_XML_BYTES)),
                 **{key: entry.get(key) for key in PROVENANCE_KEYS},
                 allow_empty=bool(entry.get("allow_empty", False)),
+                max_links=int(entry.get("max_links", MAX_LINKS)),
             )
         )
     if problems:
@@ -182,20 +223,105 @@ def load_sources(path: Path) -> list[SourceConfig]:
     return configs
 
 
-def entry_paths(source: SourceConfig, pattern: str) -> list[Path]:
-    """Every path matching the source's `entry` glob (else `pattern`) that the source selects,
-    sorted. Nothing is filtered by type: a directory named like an entry file or a symlink that
-    leaves the root is still a candidate, refused with its own code when loaded."""
-    try:
-        paths = sorted(source.path.glob(source.entry or pattern))
-    except OSError as exc:
-        raise source_unreadable(source, exc) from exc
-    return [p for p in paths if source.selects(p.relative_to(source.path).as_posix())]
+@dataclass
+class Listing:
+    """What discovery found below a source root: every folder walked with the names in it,
+    and the candidates refused without reading them (a folder that cannot be listed:
+    `file.unreadable`; a symlinked folder leading out of the root: `path.symlink_escape`)."""
+
+    folders: list[tuple[Path, list[str], list[str]]]  # (folder, sub-folder names, other names)
+    refused: list[Candidate]
+
+
+def list_source(source: SourceConfig) -> Listing:
+    """Walk the source root, sorted, losing nothing: a sub-folder that cannot be listed and a
+    symlinked folder leading out of the root become refused candidates (counted as rejected).
+    A symlinked folder inside the root is not followed: the folder it leads to is walked once,
+    under its own path, so no object is found twice and a symlink loop cannot recurse."""
+    from normalize.paths import is_inside
+
+    root = source.path
+    listing = Listing([], [])
+
+    def refuse(folder: Path, code: str, message: str) -> None:
+        relative = folder.relative_to(root).as_posix()
+        if any(fnmatch.fnmatchcase(relative, g) for g in source.exclude):
+            return  # excluded on purpose (its entries are unknown: include globs cannot tell)
+        digest = hashlib.sha256(f"{relative}/".encode()).hexdigest()[:8]
+        listing.refused.append(
+            Candidate(
+                source,
+                relative,
+                folder,
+                refusal=(code, message),
+                refused_id=f"{make_object_id(source.name, relative)}-{digest}",
+            )
+        )
+
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if folder == root:
+                raise source_unreadable(source, exc) from exc
+            refuse(folder, "file.unreadable", f"folder cannot be listed: {exc.strerror or exc}")
+            continue
+        dirs, names = [], []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()  # follows a symlink
+            except OSError:
+                is_dir = False
+            if is_dir and entry.is_symlink():
+                path = Path(entry.path)
+                if not is_inside(path, root):
+                    refuse(path, "path.symlink_escape", "a symlinked folder leads out of the root")
+                continue  # inside the root: walked under its own path
+            (dirs if is_dir else names).append(entry.name)
+        listing.folders.append((folder, dirs, names))
+        stack.extend(folder / d for d in reversed(dirs))
+    return listing
+
+
+def _glob_match(parts: list[str], pattern: list[str]) -> bool:
+    """Whether path components match glob components as pathlib's glob does ('**': any number
+    of folders; other components: fnmatch within one name, case-sensitive)."""
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":
+        return any(_glob_match(parts[i:], pattern[1:]) for i in range(len(parts) + 1))
+    return (
+        bool(parts)
+        and fnmatch.fnmatchcase(parts[0], pattern[0])
+        and _glob_match(parts[1:], pattern[1:])
+    )
+
+
+def discover_entries(source: SourceConfig, pattern: str) -> tuple[list[Path], list[Candidate]]:
+    """(every path matching the source's `entry` glob (else `pattern`) that the source selects,
+    sorted; the candidates refused while listing, see `list_source`). Nothing is filtered by
+    type: a directory named like an entry file or a symlink that leaves the root is still a
+    candidate, refused with its own code when loaded."""
+    listing = list_source(source)
+    glob_parts = [p for p in (source.entry or pattern).split("/") if p not in ("", ".")]
+    found = []
+    for folder, dirs, names in listing.folders:
+        base = folder.relative_to(source.path).parts
+        for name in (*dirs, *names):
+            if _glob_match([*base, name], glob_parts):
+                found.append(folder / name)
+    paths = sorted(found)
+    return [p for p in paths if source.selects(p.relative_to(source.path).as_posix())], list(
+        listing.refused
+    )
 
 
 def overrides_file(path: Path) -> Path | None:
     """The category overrides file a sources file names (top-level `overrides`), if any."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    data = load_yaml(path) or {}
     name = data.get("overrides") if isinstance(data, dict) else None
     return (Path(path).resolve().parent / name) if name else None
 
@@ -207,7 +333,33 @@ def discover(source: SourceConfig) -> list[Candidate]:
 
     with memoized_realpaths():  # thousands of candidates in a few folders
         candidates = get_adapter(source.format).discover(source)
-    return sorted(candidates, key=lambda c: c.source_id)
+    return refuse_collisions(sorted(candidates, key=lambda c: (c.source_id, str(c.path))))
+
+
+def refuse_collisions(candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates sharing an object_id (a PartNet-Mobility root and a sub-folder of the same
+    name, an entry glob matching `a.urdf` and `a.xml`, a hash collision) are all refused with
+    `id.collision`, each under its id plus a hash of its entry path: no object silently
+    replaces another, and the build goes on."""
+    by_id: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        by_id.setdefault(c.object_id, []).append(c)
+    out = []
+    for c in candidates:
+        group = by_id[c.object_id]
+        if len(group) == 1:
+            out.append(c)
+            continue
+        others = ", ".join(o.source_path for o in group if o is not c)
+        digest = hashlib.sha256(c.source_path.encode()).hexdigest()[:8]
+        out.append(
+            replace(
+                c,
+                refusal=("id.collision", f"object id {c.object_id} is also that of {others}"),
+                refused_id=f"{c.object_id}-{digest}",
+            )
+        )
+    return out
 
 
 # File suffixes that look like the entry of a format: a file with one of these that discovery

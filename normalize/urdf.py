@@ -86,11 +86,9 @@ class _Reader:
 
     def number(self, text: str, what: str, element: str, allow_infinite: bool = False) -> float:
         token = text.strip()
-        if _NUMBER.match(token):
-            return float(token)
-        if _NON_FINITE.match(token):
-            value = float(token)
-            if allow_infinite and math.isinf(value):
+        if _NUMBER.match(token) or _NON_FINITE.match(token):
+            value = float(token)  # a literal like 1e999 overflows to infinity: refused alike
+            if math.isfinite(value) or (allow_infinite and math.isinf(value)):
                 return value
             raise self.error(
                 f"{what} is {token!r}: NaN and infinite values are not allowed",

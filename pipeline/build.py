@@ -32,6 +32,7 @@ from export import release
 from export.assemble import assemble_release
 from normalize.sources import Candidate, SourceConfig, discover, skipped_files
 from pipeline import chain
+from pipeline.cache import FORMAT as CACHE_FORMAT
 from pipeline.cache import ObjectCache
 from pipeline.chain import BatchSettings
 
@@ -43,6 +44,46 @@ LOOKUP_CHUNK = 500  # at most this many candidates per lookup job of a worker pr
 
 class BuildError(RuntimeError):
     """The build cannot produce a release (a source cannot be read, a stage crashed...)."""
+
+
+class OutputsOverlapError(ValueError):
+    """--out (with its staging folder beside it) or the cache lies inside a source root, or
+    one inside the other: a usage error, found before anything is read or written."""
+
+
+def _nested(a: Path, b: Path) -> bool:
+    """Whether `a` is `b` or lies inside it, symlinks followed."""
+    real_a, real_b = os.path.realpath(a), os.path.realpath(b)
+    return real_a == real_b or real_a.startswith(real_b.rstrip(os.sep) + os.sep)
+
+
+def check_outputs_apart(sources: list[SourceConfig], out: Path, cache_dir: Path | None) -> None:
+    """Raise OutputsOverlapError when the build would read what it writes: --out or the cache
+    inside a source (or package) root or holding one (discovery would ingest the build's own
+    staging folder; publishing would replace the library), or --out and the cache nested
+    (publishing would delete the cache)."""
+    out = Path(out).absolute()
+    writes = [("--out", out)]
+    if cache_dir is not None:  # where the cache writes (a library below it, as the demo's, is fine)
+        cache = Path(cache_dir).absolute()
+        writes += [
+            ("the cache", cache / f"v{CACHE_FORMAT}"),
+            ("the cache", cache / chain.MESH_CACHE),
+        ]
+    problems = []
+    for source in sources:
+        for root in (source.path, *source.package_roots):
+            for what, path in writes:
+                if _nested(path, root) or _nested(root, path):
+                    inside = "inside" if _nested(path, root) else "around"
+                    problems.append(f"{what} {path} is {inside} the root {root} of {source.name}")
+    if cache_dir is not None and (_nested(cache, out) or _nested(out, cache)):
+        problems.append(f"--out {out} and the cache {cache} lie inside one another")
+    if problems:
+        raise OutputsOverlapError(
+            "outputs must lie apart from the inputs and from each other:\n  "
+            + "\n  ".join(problems)
+        )
 
 
 class AccountingError(BuildError):
@@ -66,6 +107,9 @@ class BuildConfig:
     live: bool | None = None  # progress display; None: only on a terminal
     replace: bool = False  # replace a release already at `out` (`--replace`)
     sources_file: Path | None = None  # copied into the release (else the settings as YAML)
+    # wall clock per object in the worker processes (limits.time): $ARENA_OBJECT_SECONDS or
+    # chain.OBJECT_SECONDS; None: unlimited
+    object_seconds: float | None = field(default_factory=chain.default_object_seconds)
 
 
 @dataclass
@@ -371,6 +415,10 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
     started = time.perf_counter()
     seconds = {"orchestrator_start": started - called}
     out = config.out.absolute()
+    check_outputs_apart(config.sources, out, config.cache_dir)
+    if config.previous is not None:  # a bad --previous is found before the build, not after
+        release.read_release(config.previous)
+        release.read_objects(config.previous)
     with release.build_lock(out):
         release.recover(out)
         release.check_out(out)
@@ -382,6 +430,7 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
                 cache_dir=config.cache_dir,
                 overrides=tuple(sorted(config.overrides.items())),
                 versions=chain.current_versions(),
+                object_seconds=config.object_seconds,
             )
             (staging / "objects").mkdir()
             with progress or NoProgress() as shown, worker_pool(config):

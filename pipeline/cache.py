@@ -15,29 +15,40 @@ Layout under the cache root (`default_cache_dir()`):
                                           release's files when on the same file system)
 
 Every entry carries its own checksum and the digest of every file; an entry that is corrupted
-or truncated in any way is discarded and recomputed, never trusted. Writes go to a temporary
+or truncated in any way is discarded and recomputed, never trusted. The checksum is an
+HMAC-SHA256 with a key kept outside the cache folder (`key_path`: beside it by default, or
+$ARENA_CACHE_KEY_FILE), so an entry edited and re-checksummed by someone who can write the cache
+but not the key (a forged license or category, a file list naming `../../x`) is discarded too;
+file names of an entry must stay inside it. Writes go to a temporary
 name first and are renamed into place, so a killed build leaves no half-written entry.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
 import shutil
+import stat
 import sys
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from export.digests import canonical_json, sha256_file, sha256_hex
+from export.digests import canonical_json, sha256_hex
+from normalize.files import kind_of
 
 FORMAT = 1
 MISSING = "missing"  # digest of an input that does not exist
 NOT_A_FILE = "not-a-file"  # digest of an input path that is a folder or other non-file
 UNREADABLE = "unreadable"  # digest of an input that exists but cannot be read
 OUTSIDE = "outside-root:"  # + real path: an input leading out of the source root, never opened
+NOT_REGULAR = "not-regular:"  # + its kind: a FIFO, device or socket, never opened blocking
+OVER_LIMIT = "over-limit:"  # + its size: a file above every read limit, refused unread
+MAX_HASH_BYTES = 256 * 1024 * 1024  # the mesh limit (normalize.meshes.MAX_MESH_BYTES)
 
 
 def default_cache_dir() -> Path:
@@ -54,23 +65,55 @@ def default_cache_dir() -> Path:
     return base / "articulate-arena"
 
 
-def input_digest(path: str | os.PathLike) -> str:
-    """sha256 of a file's content, or a fixed marker when it is missing, not a file or
-    unreadable (so that a file appearing or disappearing changes the key)."""
+def input_digest(path: str | os.PathLike, max_bytes: int = MAX_HASH_BYTES) -> str:
+    """sha256 of a regular file's content, or a fixed marker when it is missing, a folder or
+    unreadable (so that a file appearing or disappearing changes the key). A FIFO or device is
+    never read (NOT_REGULAR + its kind), nor a file above `max_bytes`, which the stages refuse
+    whatever it holds (OVER_LIMIT + its size: a sparse 100 GB file is not hashed in full)."""
     try:
-        return sha256_file(path)
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            return NOT_A_FILE
+        if not stat.S_ISREG(st.st_mode):
+            return NOT_REGULAR + kind_of(st.st_mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return MISSING
-    except (IsADirectoryError, NotADirectoryError):
+    except NotADirectoryError:
         return NOT_A_FILE
     except OSError:
         return UNREADABLE
+    try:
+        st = os.fstat(fd)  # what was opened, in case the path changed since the stat
+        if not stat.S_ISREG(st.st_mode):
+            return NOT_REGULAR + kind_of(st.st_mode)
+        if st.st_size > max_bytes:
+            return f"{OVER_LIMIT}{st.st_size}"
+        h, total = hashlib.sha256(), 0
+        while block := os.read(fd, 1 << 20):
+            total += len(block)
+            if total > max_bytes:  # grew while hashed
+                return f"{OVER_LIMIT}{total}+"
+            h.update(block)
+        return h.hexdigest()
+    except OSError:
+        return UNREADABLE
+    finally:
+        os.close(fd)
 
 
-def hash_inputs(paths, root: str | os.PathLike | None = None) -> dict[str, str]:
+def hash_inputs(
+    paths,
+    root: str | os.PathLike | None = None,
+    max_bytes: int = MAX_HASH_BYTES,
+    read: Mapping[str, str | None] | None = None,
+) -> dict[str, str]:
     """path -> digest for every path (sorted). With `root` (the source root), a path leading
     out of it (an entry that is a symlink to elsewhere) is never opened: its digest is
-    OUTSIDE + where it leads, so re-pointing it still changes the key."""
+    OUTSIDE + where it leads, so re-pointing it still changes the key. `max_bytes`: the
+    largest file the stages would read (see `input_digest`). `read`: digests of the bytes the
+    stages read (`normalize.inputs.Recorded.digests`), used instead of reading those files
+    again, so the key holds what was processed."""
     from normalize.paths import memoized_realpaths, realpath
 
     out = {}
@@ -80,8 +123,10 @@ def hash_inputs(paths, root: str | os.PathLike | None = None) -> dict[str, str]:
             real = realpath(path) if inside else None
             if real is not None and not (real + os.sep).startswith(inside):
                 out[path] = OUTSIDE + real  # as normalize.paths.is_inside decides
+            elif read and read.get(path):
+                out[path] = read[path]
             else:
-                out[path] = input_digest(path)
+                out[path] = input_digest(path, max_bytes)
     return out
 
 
@@ -116,6 +161,8 @@ class CachedResult:
 
     def write_files(self, dest: Path) -> None:
         """Recreate the cached object folder at `dest` (replacing what is there)."""
+        if not all(safe_name(n) for n in self.files):
+            raise CacheCorrupt("a file name leaves the object folder")
         if dest.exists():
             shutil.rmtree(dest)
         dest = str(dest)
@@ -134,12 +181,61 @@ class CacheCorrupt(Exception):
     """A cache entry failed its integrity check."""
 
 
+KEY_ENV = "ARENA_CACHE_KEY_FILE"
+
+
+def key_path(root: Path) -> Path:
+    """Where the cache's HMAC key is kept: $ARENA_CACHE_KEY_FILE, else `.<name>.key` beside
+    the cache folder (outside it: whoever may write entries need not be able to read it)."""
+    env = os.environ.get(KEY_ENV)
+    if env:
+        return Path(env).expanduser()
+    root = Path(root).absolute()
+    return root.parent / f".{root.name}.key"
+
+
+def cache_key(root: Path) -> bytes:
+    """The cache's HMAC key, made (32 random bytes, mode 0600) on first use; concurrent
+    builds agree on one (the first file linked into place wins)."""
+    path = key_path(root)
+    for _ in range(3):
+        try:
+            key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+            if len(key) >= 32:
+                return key
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as exc:
+            raise OSError(f"the cache key {path} is unreadable: {exc}") from exc
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(os.urandom(32).hex())
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+        os.unlink(tmp)
+    raise OSError(f"the cache key {path} cannot be made")
+
+
+def safe_name(name: object) -> bool:
+    """Whether a file name of an entry stays inside the folder it is relative to."""
+    if not isinstance(name, str) or not name or "\0" in name or "\\" in name:
+        return False
+    parts = name.split("/")
+    return not name.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+
+
 class ObjectCache:
     """Per-object results under `root`. Safe for concurrent builds sharing one root."""
 
     def __init__(self, root: Path):
         self.root = Path(root) / f"v{FORMAT}"
+        self.key = cache_key(Path(root))
         self.discarded = 0  # corrupted entries found (and removed) by this instance
+
+    def _checksum(self, body: bytes) -> str:
+        return hmac.new(self.key, body, hashlib.sha256).hexdigest()
 
     # ------------------------------------------------------------------ paths
     def _index_path(self, identity: str) -> Path:
@@ -149,7 +245,9 @@ class ObjectCache:
         return self.root / "entries" / key[:2] / key
 
     # ------------------------------------------------------------------ lookup
-    def lookup(self, identity: str, root: Path | None = None) -> CachedResult | None:
+    def lookup(
+        self, identity: str, root: Path | None = None, max_bytes: int = MAX_HASH_BYTES
+    ) -> CachedResult | None:
         """The stored result of this object if every file it read last time still has the
         same content and the entry passes its integrity check; None otherwise. `root`: the
         source root (see `hash_inputs`)."""
@@ -158,7 +256,7 @@ class ObjectCache:
             recorded = list(index["inputs"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        inputs = hash_inputs(recorded, root)
+        inputs = hash_inputs(recorded, root, max_bytes)
         entry_dir = self._entry_dir(entry_key(identity, inputs))
         if not entry_dir.is_dir():
             return None
@@ -181,8 +279,10 @@ class ObjectCache:
         if not data.startswith(head) or not rest.startswith(b'",'):
             raise CacheCorrupt("entry.json does not start with its checksum")
         body = b"{" + rest[2:]
-        if sha256_hex(body).encode() != checksum:
-            raise CacheCorrupt("entry.json checksum mismatch")
+        if not hmac.compare_digest(self._checksum(body).encode(), checksum):
+            raise CacheCorrupt(
+                "entry.json checksum mismatch (damaged, or not written with this key)"
+            )
         try:
             entry = json.loads(body)
         except ValueError as exc:
@@ -194,6 +294,8 @@ class ObjectCache:
         files = {}
         stored = os.path.join(entry_dir, "files")
         for name, digest in entry["files"].items():
+            if not safe_name(name):
+                raise CacheCorrupt(f"file name {name!r} leaves the entry")
             path = os.path.join(stored, name)
             try:
                 with open(path, "rb") as f:
@@ -239,7 +341,7 @@ class ObjectCache:
                 "outcome": outcome,
                 "files": dict(files),
             }
-            entry["checksum"] = sha256_hex(canonical_json(entry))
+            entry["checksum"] = self._checksum(canonical_json(entry))
             (tmp / "entry.json").write_bytes(canonical_json(entry))
             try:
                 os.rename(tmp, final)

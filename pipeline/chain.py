@@ -25,10 +25,12 @@ outcome, or for a cached object the whole lookup); `total` is the whole object.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import shutil
+import signal
 import threading
 import time
 import traceback
@@ -43,7 +45,7 @@ from export.digests import canonical_json, sha256_hex
 from normalize import inputs as recorded_inputs
 from normalize.errors import AssetError
 from normalize.sources import Candidate
-from pipeline.cache import ObjectCache, hash_inputs
+from pipeline.cache import MAX_HASH_BYTES, ObjectCache, hash_inputs
 
 logger = logging.getLogger("arena.build")
 
@@ -82,6 +84,57 @@ class BatchSettings:
     cache_dir: Path | None
     overrides: tuple[tuple[str, str], ...]
     versions: tuple[tuple[str, str], ...]
+    object_seconds: float | None = None  # see `time_limit`
+
+
+#: Wall clock one object may take in a worker process before it is refused (limits.time).
+OBJECT_SECONDS = 600.0
+OBJECT_SECONDS_ENV = "ARENA_OBJECT_SECONDS"
+
+
+def default_object_seconds() -> float | None:
+    """$ARENA_OBJECT_SECONDS (0: unlimited), else OBJECT_SECONDS."""
+    value = os.environ.get(OBJECT_SECONDS_ENV)
+    if value is None:
+        return OBJECT_SECONDS
+    seconds = float(value)
+    return seconds if seconds > 0 else None
+
+
+@cache
+def _load_stages() -> None:
+    """Import the stages and load the taxonomy once per process."""
+    import normalize.run  # noqa: F401
+    import verify  # noqa: F401
+
+    taxonomy_version()
+
+
+class ObjectTimeout(BaseException):
+    """An object ran out of its wall clock. A BaseException, so that no stage's `except
+    Exception` can swallow it."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None):
+    """Raise ObjectTimeout in the block after `seconds` (SIGALRM). Active only on the main
+    thread of a process, as in the build's worker processes; elsewhere (threads of a build
+    with one worker) the block runs unlimited."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if seconds is None or not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise ObjectTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 # --------------------------------------------------------------------------- versions and keys
@@ -272,6 +325,9 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
     from normalize.run import normalize_candidate
     from verify.allowances import with_object_allowances
 
+    if candidate.refusal is not None:  # refused by discovery: nothing to read
+        code, message = candidate.refusal
+        return _rejected(candidate, "discover", code, message, path=candidate.source_path)
     candidate = with_object_allowances(candidate)
     object_dir = settings.staging / "objects" / candidate.object_id
     try:
@@ -359,6 +415,11 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         return _rejected(candidate, exc.stage, exc.code, exc.message, exc.path, exc.element)
 
 
+def hash_limit(source) -> int:
+    """The largest input any stage reads from `source`: a larger one is keyed by its size."""
+    return max(source.max_file_bytes, MAX_HASH_BYTES)
+
+
 def _identity(candidate: Candidate, settings: BatchSettings) -> str:
     override = dict(settings.overrides).get(candidate.object_id)
     return object_identity(candidate, override, settings.versions)
@@ -373,8 +434,12 @@ def cached_outcome(
 ) -> dict | None:
     """The cached outcome of a candidate whose inputs did not change, with its object folder
     restored into the staging folder; None when it must be computed."""
+    if candidate.refusal is not None:  # depends on other candidates: never cached
+        return None
     started = time.perf_counter()
-    hit = cache.lookup(_identity(candidate, settings), candidate.source.path)
+    hit = cache.lookup(
+        _identity(candidate, settings), candidate.source.path, hash_limit(candidate.source)
+    )
     if hit is None:
         return None
     if hit.outcome["accepted"]:
@@ -407,14 +472,27 @@ def computed_outcome(
     object_dir = settings.staging / "objects" / candidate.object_id
     started = time.perf_counter()
     seconds: dict[str, float] = {}
-    internal = False
+    internal = timed_out = False
     staging = str(settings.staging.resolve()) + os.sep
     for attempt in (1, 2):
         with recorded_inputs.recording() as recorded:
             if candidate.path.is_file():
                 recorded_inputs.record(candidate.path)
+            _load_stages()  # imports and loaded data do not count on the object's clock
             try:
-                outcome = _compute(candidate, settings, seconds)
+                with time_limit(settings.object_seconds):
+                    outcome = _compute(candidate, settings, seconds)
+                break
+            except ObjectTimeout:
+                shutil.rmtree(object_dir, ignore_errors=True)
+                timed_out = True
+                outcome = _rejected(
+                    candidate,
+                    "pipeline",
+                    "limits.time",
+                    f"the object took more than {settings.object_seconds:g} s (the limit of "
+                    f"${OBJECT_SECONDS_ENV}, docs/limits.md); it was stopped",
+                )
                 break
             except OSError as exc:
                 if attempt == 1:
@@ -437,9 +515,17 @@ def computed_outcome(
                     candidate, "pipeline", "internal.error", f"{type(exc).__name__}: {exc}"
                 )
                 break
-    inputs = hash_inputs((p for p in recorded if not p.startswith(staging)), candidate.source.path)
+    inputs = hash_inputs(
+        (p for p in recorded if not p.startswith(staging)),
+        candidate.source.path,
+        hash_limit(candidate.source),
+        read=recorded.digests,  # what was processed, even if a file changed since
+    )
     reject = outcome["reject"]
-    if cache is not None and not internal and not (reject and reject["code"] in TRANSIENT_CODES):
+    changed = None in recorded.digests.values()  # a file read twice differed: mixed content
+    cacheable = candidate.refusal is None and not (reject and reject["code"] in TRANSIENT_CODES)
+    cacheable = cacheable and not changed and not timed_out  # a slower machine's verdict
+    if cache is not None and not internal and cacheable:
         t = time.perf_counter()
         identity = _identity(candidate, settings)
         cache.store(identity, inputs, outcome, object_dir, outcome["files"])

@@ -155,6 +155,7 @@ def object_distance(
         "exact": result.exact,
         "certified": result.certified,
         "relaxation": result.relaxation,
+        "lower_bound": result.lower_bound,
         "nodes_explored": result.nodes_explored,
         "pairs": [
             {
@@ -187,8 +188,8 @@ def distance_text(d: dict) -> str:
         status = "exact: certified by the assignment relaxation"
     elif not d["exact"]:
         status = (
-            f"NOT exact: the search stopped at its budget of {d['nodes_explored']} nodes "
-            f"(the value is the best matching found; relaxation {d['relaxation']:.6g})"
+            f"NOT exact: the search stopped at its budget of {d['nodes_explored']} nodes; "
+            f"E lies between {d['lower_bound']:.6g} and the value shown"
         )
     else:
         status = (

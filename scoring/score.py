@@ -29,6 +29,8 @@ import pyarrow as pa
 
 import schemas
 from normalize.errors import AssetError
+from normalize.files import regular_status
+from normalize.paths import is_inside
 from scoring.compare import TAU_AXIS, TAU_ORIGIN, compare, object_values
 from scoring.objects import find_entry, kinematics, read_any
 from scoring.report import report_markdown
@@ -106,6 +108,7 @@ SCORES = pa.schema(
         _f("n_inverted", _I32),
         _f("certified", pa.bool_()),
         _f("search_nodes", _I32),
+        _f("exact", pa.bool_()),
         _f("pairs", pa.list_(PAIR)),
     ]
 )
@@ -208,6 +211,14 @@ def _read_prediction(folder: Path, object_id: str):
         return None, "prediction.missing", f"no folder {object_id} in {folder}"
     try:
         entry = find_entry(target)
+        if not is_inside(entry, folder):  # a link to the ground truth must not score perfect
+            return (
+                None,
+                "prediction.outside",
+                f"{entry.relative_to(folder).as_posix()} leads out of the prediction folder "
+                f"{folder}; it was not read",
+            )
+        regular_status(entry)  # a FIFO or device: file.not_regular, never opened blocking
         return kinematics(read_any(entry)), entry.relative_to(folder).as_posix(), None
     except AssetError as exc:
         return None, exc.code, str(exc)

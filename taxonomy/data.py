@@ -14,9 +14,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 import schemas
+from normalize.safe_yaml import YamlError, load_yaml
 
 UNASSIGNED = "unassigned"
 UNASSIGNED_SUPERCATEGORY = "Unassigned"
@@ -129,13 +128,9 @@ class Taxonomy:
 
 def _read_yaml(path: Path, code: str) -> object:
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when built
-        return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader)
-    except OSError as exc:
-        message = f"cannot read file: {exc.strerror or exc}"
-        raise TaxonomyError(message, code=code, path=str(path)) from exc
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise TaxonomyError(f"not valid YAML: {exc}", code=code, path=str(path)) from exc
+        return load_yaml(path)
+    except YamlError as exc:  # the message names the YAML code (yaml.alias, yaml.too_large...)
+        raise TaxonomyError(str(exc), code=code, path=str(path)) from exc
 
 
 DEFAULT_PATH = Path(str(resources.files(__name__.rpartition(".")[0]).joinpath("taxonomy.yaml")))

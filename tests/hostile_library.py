@@ -10,6 +10,8 @@ as they are; the others are built here.
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +97,22 @@ def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
             {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b", extra='<mimic joint="zz"/>'))},
             "model.mimic_target",
         ),
+        "limit_overflow": (  # 1e999 parses as infinity: refused as if "inf" were written
+            {
+                "m.urdf": robot(
+                    TWO_LINKS + joint("ab", "a", "b", "prismatic", limit='lower="0" upper="1e999"')
+                )
+            },
+            "parse.infinite",
+        ),
+        "origin_overflow": (
+            {
+                "m.urdf": robot(
+                    TWO_LINKS + joint("ab", "a", "b").replace('xyz="0 0 0.1"', 'xyz="1e999 0 0"')
+                )
+            },
+            "parse.infinite",
+        ),
         "package_outside": (
             {
                 "m.urdf": robot(
@@ -151,6 +169,17 @@ def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
             },
             "model.closed_loop",
         ),
+        "mjcf_replicate_bomb": (  # 100 x 100 x 100 bodies from a few hundred bytes
+            {
+                "m.xml": _mjcf(
+                    '<replicate count="100" offset="0.01 0 0"><replicate count="100" '
+                    'offset="0 0.01 0"><replicate count="100" offset="0 0 0.01">'
+                    '<body><geom type="sphere" size="0.001"/></body>'
+                    "</replicate></replicate></replicate>"
+                )
+            },
+            "model.too_large",
+        ),
         "mjcf_external_entity": (
             {
                 "m.xml": f'<!DOCTYPE mujoco [<!ENTITY x SYSTEM "file://{outside / "secret.xml"}">]>'
@@ -175,6 +204,20 @@ def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
                 "other.sdf": _sdf(_SDF_HINGE + "<include><uri>m.sdf</uri></include>"),
             },
             "sdf.include_cycle",
+        ),
+        "sdf_include_bomb": (  # six files each including the next ten times: 111,111 links
+            {
+                f"m{i}.sdf": _sdf(
+                    "".join(
+                        f"<include><uri>m{i + 1}.sdf</uri><name>c{k}</name></include>"
+                        for k in range(10)
+                    )
+                    if i < 5
+                    else ""
+                )
+                for i in range(6)
+            },
+            "model.too_large",
         ),
         "sdf_nan_pose": (
             {
@@ -208,6 +251,105 @@ def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
     return kinds
 
 
+ALLOWANCES = "arena-allowances.yaml"
+#: 600 bytes of YAML whose aliases expand to 9**9 (387 million) strings
+ALIAS_BOMB = "".join(
+    f"{chr(97 + i)}: &{chr(97 + i)} [{', '.join([f'*{chr(96 + i)}' if i else 'lol'] * 9)}]\n"
+    for i in range(9)
+)
+SPARSE_BYTES = 100 * 1024**3  # a 100 GB file taking a few KB on disk
+
+
+def _special(path: Path, kind: str) -> bool:
+    """Make `path` a FIFO, a /dev/zero-like character device or a sparse 100 GB file; False
+    when this system does not allow it (a device node needs CAP_MKNOD)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        try:
+            os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 5))  # what /dev/zero is
+        except OSError:
+            return False
+    else:
+        with open(path, "wb") as f:
+            f.write(b"v 0 0 0\n")
+            f.truncate(SPARSE_BYTES)
+    return True
+
+
+def write_special_files(library: Path) -> dict[tuple[str, str], str]:
+    """Objects whose entry, mesh, material, include or allowances file is a FIFO, a device
+    node or a huge sparse file: a plain open or read of any of them blocks or never ends. Each
+    is refused with its code without hanging the build (or hashing 100 GB for the cache)."""
+    cube_with_mtl = "mtllib part.mtl\n" + CUBE_OBJ
+    urdf_mesh = robot(f'<link name="a">{mesh("part.obj")}</link>')
+    kinds = {
+        ("sample_urdf", "fifo_entry"): ({}, "m.urdf", "fifo", "file.not_regular"),
+        ("sample_urdf", "fifo_mesh"): (
+            {"m.urdf": urdf_mesh},
+            "part.obj",
+            "fifo",
+            "file.not_regular",
+        ),
+        ("sample_urdf", "device_mesh"): (
+            {"m.urdf": urdf_mesh},
+            "part.obj",
+            "device",
+            "file.not_regular",
+        ),
+        ("sample_urdf", "sparse_mesh"): (
+            {"m.urdf": urdf_mesh},
+            "part.obj",
+            "sparse",
+            "mesh.too_large",
+        ),
+        ("sample_urdf", "fifo_material"): (
+            {"m.urdf": urdf_mesh, "part.obj": cube_with_mtl},
+            "part.mtl",
+            "fifo",
+            "file.not_regular",
+        ),
+        ("sample_urdf", "allowances_alias_bomb"): (
+            {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b")), ALLOWANCES: ALIAS_BOMB},
+            None,
+            None,
+            "allowances.file",
+        ),
+        ("sample_urdf", "fifo_allowances"): (
+            {"m.urdf": robot(TWO_LINKS + joint("ab", "a", "b"))},
+            ALLOWANCES,
+            "fifo",
+            "allowances.file",
+        ),
+        ("sample_mjcf", "mjcf_fifo_mesh"): (
+            {
+                "m.xml": _mjcf(
+                    '<geom type="mesh" mesh="s"/>',
+                    '<asset><mesh name="s" file="part.obj"/></asset>',
+                )
+            },
+            "part.obj",
+            "fifo",
+            "file.not_regular",
+        ),
+        ("sample_sdf", "sdf_fifo_include"): (
+            {"m.sdf": _sdf(_SDF_HINGE + "<include><uri>part.sdf</uri></include>")},
+            "part.sdf",
+            "fifo",
+            "file.not_regular",
+        ),
+    }
+    expected = {}
+    for (source, kind), (files, special, how, code) in kinds.items():
+        folder = write(library / source / f"hostile_{kind}", files)
+        if special is None or _special(folder / special, how):
+            expected[(source, f"hostile_{kind}")] = code
+        else:
+            shutil.rmtree(folder)
+    return expected
+
+
 def write_hostile_library(root: Path) -> HostileLibrary:
     """The demo library (40 good objects in 5 sources) under root/library plus every hostile
     kind, and the sentinels in `root` itself (outside every source root)."""
@@ -238,6 +380,21 @@ def write_hostile_library(root: Path) -> HostileLibrary:
     os.symlink(
         sentinels[1], library / "sample_partnet" / "hostile_partnet_entry_symlink" / "mobility.urdf"
     )
+
+    # a PartNet-Mobility root that is an object folder itself, and a sub-folder named like the
+    # root: both are source_id "sample_partnet", so both are refused, never one lost
+    partnet = library / "sample_partnet"
+    write(partnet, {"mobility.urdf": door_urdf()})
+    write(partnet / "sample_partnet", {"mobility.urdf": door_urdf()})
+    expected[("sample_partnet", "sample_partnet")] = "id.collision"
+
+    expected.update(write_special_files(library))
+    # symlinked folders: leading out of the root (to the sentinels' folder), refused and
+    # counted; leading back up inside it (a loop), walked once under the real path
+    for source in ("sample_urdf", "sample_partnet", "sample_mjcf"):
+        os.symlink(root, library / source / "hostile_folder_link")
+        expected[(source, "hostile_folder_link")] = "path.symlink_escape"
+    os.symlink("..", library / "sample_urdf" / "hostile_directory" / "loop")
 
     sources_file = library / "sources.yaml"
     data = yaml.safe_load(sources_file.read_text(encoding="utf-8"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import io
 import json
+import os
 import shutil
 
 import pyarrow.parquet as pq
@@ -50,6 +51,13 @@ def test_a_source_unreadable_mid_build_gives_rejections_that_are_not_cached(
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def guarded_os_open(file, *args, **kwargs):  # what normalize.files reads with
+        if unreadable and str(file).startswith(root):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_os_open(file, *args, **kwargs)
+
     original = chain.computed_outcome
 
     def compute(candidate, settings, cache=None):
@@ -60,6 +68,7 @@ def test_a_source_unreadable_mid_build_gives_rejections_that_are_not_cached(
     monkeypatch.setattr(chain, "computed_outcome", compute)
     monkeypatch.setattr(builtins, "open", guarded_open)
     monkeypatch.setattr(io, "open", guarded_open)
+    monkeypatch.setattr(os, "open", guarded_os_open)
     cache = tmp_path / "cache"
     first = build_release(config(sample_library, tmp_path / "first", cache))
     monkeypatch.undo()

@@ -6,6 +6,7 @@ MuJoCo count too), and nothing is written outside --out and the cache."""
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import os
 import struct
 import tempfile
@@ -24,6 +25,7 @@ from pipeline.build import BuildConfig
 from pipeline.cache import OUTSIDE, hash_inputs
 
 pytestmark = pytest.mark.slow
+BUILD_TIMEOUT = 300  # seconds for both builds of the hostile library (about 20 s in practice)
 
 IN_ACCESS, IN_OPEN = 0x1, 0x20
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
@@ -82,6 +84,11 @@ def hostile_build(tmp_path_factory):
     hostile = write_hostile_library(outside)
     build = root / "build"
     build.mkdir()
+    # a temporary folder of this build's own (workers inherit TMPDIR): what other test runs
+    # on the machine leave in the shared one cannot be mistaken for this build's
+    private_tmp = tmp_path_factory.mktemp("tmp")
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = str(private_tmp)
     before = {"root": tree(root), "cwd": sorted(os.listdir()), "tmp": _temp_entries()}
     watch = OpenWatch(hostile.sentinels)
 
@@ -97,15 +104,24 @@ def hostile_build(tmp_path_factory):
         )
         return build_release(config)
 
+    # a hang (a FIFO opened blocking, a sparse file hashed in full) fails the run, with the
+    # stacks printed, instead of blocking it for ever
+    faulthandler.dump_traceback_later(BUILD_TIMEOUT, exit=True)
     try:
         result = run("release")
         warm = run("warm")  # cache lookups re-hash what every object read: still not outside
+        faulthandler.cancel_dump_traceback_later()
         opened = watch.events()
         after = {"root": tree(root), "cwd": sorted(os.listdir()), "tmp": _temp_entries()}
         (hostile.sentinels[0]).read_bytes()  # the control: the watch does see an open
         control = watch.events()
     finally:
         watch.close()
+        if saved[0] is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = saved[0]
+        tempfile.tempdir = saved[1]
     return {
         "hostile": hostile,
         "result": result,
@@ -119,7 +135,7 @@ def hostile_build(tmp_path_factory):
 
 
 def _temp_entries() -> set[str]:
-    """Names in the system temporary folder that look like this project's (arena-*)."""
+    """Names in the temporary folder that look like this project's (arena-*)."""
     return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("arena-")}
 
 
@@ -152,7 +168,12 @@ def test_every_good_object_is_accepted_and_every_hostile_one_rejected_with_its_c
         assert s["discovered"] == s["accepted"] + s["rejected"]
     assert release.verify_checksums(out) == []
     warm = hostile_build["warm"]
-    assert warm.cached == info["counts"]["discovered"] and warm.content_hash == result.content_hash
+    # refusals of discovery (the two colliding ids, the three folder links leading out)
+    # cost nothing and depend on the listing, not on files read: never cached
+    refused = sum(r["stage"] == "discover" for r in rejects)
+    assert refused == 2 + 3
+    assert warm.cached == info["counts"]["discovered"] - refused
+    assert warm.content_hash == result.content_hash
 
 
 def test_no_file_outside_a_source_root_is_opened(hostile_build):
@@ -163,14 +184,20 @@ def test_no_file_outside_a_source_root_is_opened(hostile_build):
 def test_nothing_is_written_outside_out_and_the_cache(hostile_build):
     before, after = hostile_build["before"], hostile_build["after"]
     new = {p for p in after["root"] if p not in before["root"]}
-    assert {p.split("/")[1] for p in new if p.startswith("build/")} == {"release", "warm", "cache"}
+    written = {p.split("/")[1] for p in new if p.startswith("build/")}
+    assert written == {"release", "warm", "cache", ".cache.key"}  # the cache's HMAC key
     assert sorted(p for p in new if not p.startswith("build/")) == []
     changed = [p for p, v in before["root"].items() if after["root"].get(p) != v]
     changed.remove("build")  # the folder holding --out and the cache: new entries
     assert changed == [], "the library or the sentinels were modified"
     # the lock (.release.lock) and staging (.release.build-*) siblings existed during the
     # build only: none is left
-    assert sorted(os.listdir(hostile_build["out"].parent)) == ["cache", "release", "warm"]
+    assert sorted(os.listdir(hostile_build["out"].parent)) == [
+        ".cache.key",
+        "cache",
+        "release",
+        "warm",
+    ]
     assert after["cwd"] == before["cwd"]
     assert after["tmp"] == before["tmp"]
 

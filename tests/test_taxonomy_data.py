@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -185,7 +186,9 @@ def _write(tmp_path: Path, raw: dict, change) -> Path:
     data = yaml.safe_load(yaml.safe_dump(raw))
     change(data)
     path = tmp_path / "taxonomy.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    # a round trip, so a change sharing lists with another category is written out in full:
+    # the loader refuses YAML aliases
+    path.write_text(yaml.safe_dump(json.loads(json.dumps(data))), encoding="utf-8")
     return path
 
 

@@ -22,13 +22,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
-
 import schemas
 from normalize import inputs
 from normalize.errors import AssetError
 from normalize.paths import is_inside
 from normalize.safe_xml import read_limited
+from normalize.safe_yaml import YamlError, parse_yaml
 from normalize.sources import Allowance, Candidate
 from verify.report import CheckResult
 
@@ -61,9 +60,9 @@ def object_allowances(candidate: Candidate) -> tuple[list[Allowance], CheckResul
     if not is_inside(path, candidate.source.path):
         return problem("it resolves outside the source root")
     try:
-        data = yaml.safe_load(read_limited(path, MAX_BYTES).decode("utf-8"))
+        data = parse_yaml(read_limited(path, MAX_BYTES), str(path))
         schemas.validate(data, "allowances", source=str(path))
-    except (AssetError, yaml.YAMLError, UnicodeDecodeError, schemas.SchemaValidationError) as exc:
+    except (AssetError, YamlError, schemas.SchemaValidationError) as exc:
         return problem(str(exc))
     found = [
         Allowance(a["check"], a["reason"], tuple(a.get("objects", ()))) for a in data["allowances"]

@@ -39,6 +39,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from normalize.errors import AssetError
+from normalize.files import read_head
 from normalize.paths import is_inside
 from normalize.sources import Candidate, SourceConfig, discover
 from verify.allowances import with_object_allowances
@@ -62,10 +63,8 @@ class UsageError(ValueError):
 # --------------------------------------------------------------------------- finding objects
 def xml_root(path: Path) -> str | None:
     """The name of the first element of an XML file (read from its first few KiB), or None."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-    except OSError:
+    head = read_head(path, SNIFF_BYTES)  # never a blocking open of a FIFO
+    if head is None:
         return None
     for match in _TAG.finditer(_COMMENT.sub(b"", head)):
         if not match.group(1):
@@ -357,6 +356,7 @@ def report_document(reports: list[VerificationReport], strict: bool, seconds: fl
 def print_table(reports: list[VerificationReport], strict: bool, seconds: float) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     colours = {"pass": "green", "warn": "yellow", "fail": "red"}
     table = Table(show_lines=False)
@@ -373,8 +373,9 @@ def print_table(reports: list[VerificationReport], strict: bool, seconds: float)
         waived = sum(1 for c in report.checks if c.waived)
         if waived:
             lines.append(f"({waived} check(s) waived by allowances)")
-        verdict = f"[{colours[report.status]}]{report.status}[/]"
-        table.add_row(report.object_id, verdict, "\n".join(lines))
+        verdict = Text(report.status, style=colours[report.status])
+        # names come from the files: plain text, never read as rich markup
+        table.add_row(Text(report.object_id), verdict, Text("\n".join(lines)))
     console = Console(highlight=False)
     console.print(table)
     s = summary(reports, strict, seconds)

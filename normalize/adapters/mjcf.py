@@ -18,6 +18,8 @@ import numpy as np
 from normalize.adapters.registry import register
 from normalize.changes import Change, shape_dropped
 from normalize.errors import AssetError, ClosedLoopError
+from normalize.files import regular_status
+from normalize.limits import MAX_INCLUDES, check_count
 from normalize.meshes import generated_obj, height_field_mesh, resolve_mesh_file
 from normalize.model import (
     AXIS_UNIT_TOLERANCE,
@@ -33,7 +35,7 @@ from normalize.mujoco_warnings import captured
 from normalize.multidof import decompose_joint
 from normalize.paths import confine, is_inside, realpath
 from normalize.safe_xml import parse_xml_bytes, read_limited
-from normalize.sources import Candidate, SourceConfig, entry_paths
+from normalize.sources import Candidate, SourceConfig, discover_entries
 from normalize.transforms import from_rotation_translation, invert, quaternion_matrix
 
 DEFAULT_ENTRY = "**/*.xml"
@@ -49,7 +51,7 @@ def discover_xml_entries(source: SourceConfig, pattern: str, included_by) -> lis
     matching file includes. `included_by(path)` lists the files `path` includes (may raise
     AssetError: such a file is still a candidate, rejected when loaded)."""
     root = source.path
-    files = entry_paths(source, pattern)
+    files, refused = discover_entries(source, pattern)
     included: set[Path] = set()
     for path in files:
         if not path.is_file() or not is_inside(path, root):
@@ -58,7 +60,7 @@ def discover_xml_entries(source: SourceConfig, pattern: str, included_by) -> lis
             included.update(Path(realpath(p)) for p in included_by(path))
         except AssetError:
             continue
-    return [
+    return refused + [
         Candidate(source, p.relative_to(root).with_suffix("").as_posix(), p)
         for p in files
         if Path(realpath(p)) not in included
@@ -89,6 +91,31 @@ class MjcfScan:
     files: list[Path] = field(default_factory=list)
     references: list[Path] = field(default_factory=list)
     root_tag: str = ""
+    bodies: int = 0  # bodies and joints MuJoCo would make, <replicate> and includes expanded
+    joints: int = 0
+
+
+def _expanded(element, included: dict, tag_set: tuple[str, ...]) -> int:
+    """How many elements with a tag in `tag_set` `element` holds once MuJoCo multiplies out
+    `<replicate count>` and pastes includes (`included`: include element -> its file's root)."""
+    total = 0
+    for child in element:
+        if not isinstance(child.tag, str):
+            continue
+        if child.tag == "include":
+            inner = included.get(child)
+            total += 0 if inner is None else _expanded(inner, included, tag_set)
+            continue
+        inner = _expanded(child, included, tag_set)
+        if child.tag == "replicate":
+            try:
+                count = max(0, int(child.get("count", "1")))
+            except ValueError:
+                count = 1  # MuJoCo refuses it when compiling
+            total += count * inner
+        else:
+            total += inner + (child.tag in tag_set)
+    return total
 
 
 def scan_mjcf(
@@ -102,9 +129,10 @@ def scan_mjcf(
     main_dir = entry.parent
     scan = MjcfScan()
     trees = []
+    included: dict = {}  # include element -> the root of the file it includes
     kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
 
-    def visit(xml_file: Path, chain: tuple[Path, ...]) -> None:
+    def visit(xml_file: Path, chain: tuple[Path, ...], include=None) -> None:
         real = Path(realpath(xml_file))
         if real in chain:
             names = " -> ".join(p.name for p in (*chain, real))
@@ -116,11 +144,14 @@ def scan_mjcf(
                 element="include",
             )
         confine(xml_file, root, referrer=str(chain[-1]) if chain else None)
+        check_count("included files", len(scan.files) + 1, MAX_INCLUDES, xml_file)
         data = read_limited(xml_file, **kwargs)
         if not assets and b"include" not in data:
             scan.files.append(xml_file)  # discovery: a file without the word includes nothing
             return
         tree = parse_xml_bytes(data, xml_file)
+        if include is not None:
+            included[include] = tree
         scan.root_tag = scan.root_tag or str(tree.tag)
         scan.files.append(xml_file)
         trees.append((xml_file, tree))
@@ -129,15 +160,17 @@ def scan_mjcf(
             if not value:
                 continue
             targets = _include_targets(xml_file, main_dir, value)
-            existing = [t for t in targets if t.is_file()]
+            existing = [t for t in targets if regular_status(t)]
             for target in existing or targets[:1]:
                 confine(target, root, referrer=str(xml_file), element=f"include {value}")
             if existing:
-                visit(existing[0], (*chain, real))
+                visit(existing[0], (*chain, real), element)
 
     visit(entry, ())
     if not assets:
         return scan
+    scan.bodies = _expanded(trees[0][1], included, ("body",))
+    scan.joints = _expanded(trees[0][1], included, ("joint", "freejoint"))
     dirs = {name: None for name in _DIR_ATTRIBUTES}
     for _, tree in trees:
         for compiler in tree.iter("compiler"):
@@ -171,7 +204,8 @@ def _check_reference(value, bases, root, xml_file, where) -> list[Path]:
     """The existing candidates of one file reference, every one confined to the root (the
     first candidate is checked even when none exists)."""
     candidates = list(dict.fromkeys(base / value for base in bases))
-    existing = [c for c in candidates if c.is_file()]
+    # a FIFO or device would block MuJoCo's own open: refused (file.not_regular) here
+    existing = [c for c in candidates if is_inside(c, root) and regular_status(c)]
     for candidate in existing or candidates[:1]:
         confine(candidate, root, referrer=str(xml_file), element=where)
     return existing
@@ -695,6 +729,8 @@ class MjcfAdapter:
         source = candidate.source
         confine(candidate.path, source.path)
         scan = scan_mjcf(candidate.path, source.path, max_bytes=source.max_file_bytes)
+        check_count("bodies", scan.bodies, source.max_links, candidate.path)  # before compiling
+        check_count("joints", scan.joints, source.max_links, candidate.path)
         if scan.root_tag != "mujoco":
             raise AssetError(
                 f"root element is <{scan.root_tag}>, not <mujoco>",

@@ -17,7 +17,6 @@ object folder name), `robot_name` (the URDF <robot> name), `urdf` (the entry fil
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from normalize.errors import AssetError
 from normalize.model import ArticulatedObject
 from normalize.paths import is_inside
 from normalize.safe_xml import read_limited
-from normalize.sources import Candidate, SourceConfig, source_unreadable
+from normalize.sources import Candidate, SourceConfig, list_source
 
 DEFAULT_ENTRY = "mobility.urdf"
 MAX_LABEL_BYTES = 4 * 1024 * 1024
@@ -37,8 +36,8 @@ MAX_LABEL_BYTES = 4 * 1024 * 1024
 
 def _read_text(path: Path, root: Path, notes: list[Change]) -> str | None:
     inputs.record(path)  # also when missing: adding the file later must refresh the labels
-    if not path.is_file():
-        return None
+    if not path.exists() or path.is_dir():
+        return None  # a FIFO or device is refused by read_limited (never opened blocking)
     if not is_inside(path, root):
         notes.append(
             Change(
@@ -72,6 +71,14 @@ def read_labels(folder: Path, root: Path, notes: list[Change]) -> dict:
             notes.append(
                 Change("labels.unreadable", f"meta.json ignored: {exc}", element="file meta.json")
             )
+        except RecursionError:
+            notes.append(
+                Change(
+                    "labels.too_deep",
+                    "meta.json ignored: its JSON is nested too deeply to read",
+                    element="file meta.json",
+                )
+            )
     text = _read_text(folder / "semantics.txt", root, notes)
     for line in (text or "").splitlines():
         parts = line.split(maxsplit=2)
@@ -88,22 +95,18 @@ class PartNetMobilityAdapter:
 
     def discover(self, source: SourceConfig) -> list[Candidate]:
         preferred = source.entry or DEFAULT_ENTRY
-        candidates = []
-        errors: list[OSError] = []
-        for directory, dirs, files in os.walk(source.path, onerror=errors.append):
-            dirs.sort()
+        listing = list_source(source)  # unreadable folders, escaping links: refused, counted
+        candidates = list(listing.refused)
+        for folder, _, files in listing.folders:
             urdfs = sorted(f for f in files if f.endswith(".urdf"))
             if not urdfs:
                 continue
             entry = preferred if preferred in urdfs else urdfs[0]
-            folder = Path(directory)
             source_id = folder.relative_to(source.path).as_posix()
             if source_id == ".":
                 source_id = source.path.name
             if source.selects(source_id):
                 candidates.append(Candidate(source, source_id, folder / entry))
-        if errors and not candidates:
-            raise source_unreadable(source, errors[0])
         return candidates
 
     def load(self, candidate: Candidate) -> ArticulatedObject:

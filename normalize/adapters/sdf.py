@@ -20,6 +20,8 @@ from normalize.adapters.mjcf import discover_xml_entries
 from normalize.adapters.registry import register
 from normalize.changes import Change, shape_dropped
 from normalize.errors import AssetError, ClosedLoopError, DuplicateNameError
+from normalize.files import regular_status
+from normalize.limits import MAX_INCLUDES, check_count
 from normalize.meshes import resolve_mesh_file
 from normalize.model import (
     ArticulatedObject,
@@ -138,6 +140,7 @@ class _SdfReader:
         self.model = _Model()
         self.resolved: dict[str, np.ndarray] = {"": np.eye(4)}
         self.dropped: list[dict] = []  # see normalize.changes.shape_dropped
+        self.includes = 0  # <include> elements expanded so far (bounded: MAX_INCLUDES)
 
     # ------------------------------------------------------------------ errors and numbers
     def error(self, message, code, element=None, path=None, stage="parse"):
@@ -257,6 +260,7 @@ class _SdfReader:
                 raise self.error(f"<{tag}> without a name", "sdf.missing", f"<{tag}>", file)
             if tag == "link":
                 self.model.links.append(_LinkSpec(_scoped(scope, name), child, scope, file))
+                check_count("links", len(self.model.links), self.source.max_links, file)
                 pending.append((tag, name, child))
                 first_link = first_link or _scoped(scope, name)
             elif tag in ("frame", "joint", "model", "include"):
@@ -306,6 +310,7 @@ class _SdfReader:
                     ends.append(self.frame_name(scope, text, element, file))
                 spec = _JointSpec(scoped, child, scope, file, version, *ends, frame=key)
                 self.model.joints.append(spec)
+                check_count("joints", len(self.model.joints), self.source.max_links, file)
                 frame.relative_to = ends[1]  # SDFormat: a joint's pose is in its child's frame
                 self.model.attached[key] = ends[1]
             elif tag == "frame" and child.get("attached_to"):
@@ -330,6 +335,8 @@ class _SdfReader:
         uri = _text(node, "uri")
         if uri is None:
             raise self.error("<include> without <uri>", "sdf.missing", "<include>", file)
+        self.includes += 1
+        check_count("<include> elements", self.includes, MAX_INCLUDES, file)
         target = include_target(uri, file, self.source)
         real = Path(os.path.realpath(target))
         if real in stack:
@@ -887,7 +894,7 @@ def include_target(uri: str, referrer: Path, source: SourceConfig) -> Path:
             xml = parse_xml(confine(config, root, referrer=str(referrer)), source.max_file_bytes)
             name = next((e.text.strip() for e in xml.iter("sdf") if e.text), name)
         target = confine(target / name, root, referrer=str(referrer))
-    if not target.is_file():
+    if not regular_status(target):
         raise AssetError(
             f"included model {uri!r} does not exist (looked for {target})",
             code="sdf.include_missing",

@@ -16,7 +16,7 @@ from pathlib import Path
 from normalize.adapters.registry import register
 from normalize.model import ArticulatedObject, SourceInfo
 from normalize.paths import confine
-from normalize.sources import Candidate, SourceConfig, entry_paths
+from normalize.sources import Candidate, SourceConfig, discover_entries
 from normalize.urdf import read_urdf
 
 DEFAULT_ENTRY = "**/*.urdf"
@@ -54,9 +54,10 @@ class UrdfAdapter:
     format = "urdf"
 
     def discover(self, source: SourceConfig) -> list[Candidate]:
-        return [
+        paths, refused = discover_entries(source, DEFAULT_ENTRY)
+        return refused + [
             Candidate(source, path.relative_to(source.path).with_suffix("").as_posix(), path)
-            for path in entry_paths(source, DEFAULT_ENTRY)
+            for path in paths
         ]
 
     def load(self, candidate: Candidate) -> ArticulatedObject:

@@ -1,0 +1,69 @@
+"""Discovery loses nothing: a sub-folder that cannot be listed is a rejected candidate
+(`file.unreadable`, never cached: the next build reads it again), a symlinked folder leading out
+of the root is one too (`path.symlink_escape`, nothing behind it opened), and a symlinked folder
+inside the root, even a loop, is walked once under its real path. Tests run as root, where
+chmod 000 does not stop reads, so unreadability is simulated on os.scandir."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow.parquet as pq
+import pytest
+from verify_assets import door_urdf, write
+
+from flows.commands import build_release
+from normalize import sources as sources_module
+from normalize.sources import load_sources
+from pipeline.build import BuildConfig
+
+
+def _rows(out, table):
+    return pq.read_table(out / "manifest" / f"{table}.parquet").to_pylist()
+
+
+@pytest.mark.parametrize("fmt", ["urdf", "partnet_mobility"])
+def test_four_objects_are_all_accounted_for(tmp_path, monkeypatch, fmt):
+    entry = "mobility.urdf" if fmt == "partnet_mobility" else "door.urdf"
+    lib = tmp_path / "lib"
+    for name in ("a", "b", "unreadable"):
+        write(lib / name, {entry: door_urdf()})
+    outside = write(tmp_path / "elsewhere" / "d", {entry: door_urdf()})
+    os.symlink(outside, lib / "linked_out")
+    os.symlink(lib / "a", lib / "linked_in")  # the same object as a: found once
+    os.symlink("..", lib / "b" / "loop")  # a cycle: walked once
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        f"sources:\n  - {{name: lib, format: {fmt}, path: lib, license: test}}\n",
+        encoding="utf-8",
+    )
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path) == str(lib / "unreadable"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    def build(out):
+        config = BuildConfig(
+            sources=load_sources(sources),
+            out=tmp_path / out,
+            version="t",
+            runner="local",
+            workers=1,
+            cache_dir=tmp_path / "cache",
+            live=False,
+        )
+        return build_release(config)
+
+    monkeypatch.setattr(sources_module.os, "scandir", scandir)
+    first = build("first")
+    monkeypatch.undo()
+    [counts] = first.info["sources"]
+    assert counts["discovered"] == 4 == counts["accepted"] + counts["rejected"]
+    accepted = sorted(o["source_id"].split("/")[0] for o in _rows(tmp_path / "first", "objects"))
+    assert accepted == ["a", "b"]
+    rejected = {r["source_id"]: r["code"] for r in _rows(tmp_path / "first", "rejects")}
+    assert rejected == {"unreadable": "file.unreadable", "linked_out": "path.symlink_escape"}
+    second = build("second")  # readable now: the rejection was not cached
+    assert second.info["sources"][0]["accepted"] == 3

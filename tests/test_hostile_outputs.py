@@ -1,0 +1,84 @@
+"""Outputs apart from inputs: --out (and its staging folder beside it) and the cache may not lie
+inside a source root or hold one, nor lie inside one another; `arena build` exits 2 with the
+reason before reading or writing anything."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from verify_assets import door_urdf, write
+
+from flows.commands import build_command
+from normalize.sources import load_sources
+from pipeline.build import BuildConfig, OutputsOverlapError, build_locally
+
+
+def _library(tmp_path):
+    write(tmp_path / "lib" / "a", {"door.urdf": door_urdf()})
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        "sources:\n  - {name: lib, format: urdf, path: lib, license: test}\n", encoding="utf-8"
+    )
+    return sources
+
+
+def _build(sources, out, cache):
+    return build_command(
+        sources=sources,
+        out=out,
+        version="t",
+        previous=None,
+        batch_size=8,
+        workers=1,
+        runner="local",
+        dask_address=None,
+        cache_dir=cache,
+        no_cache=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("out", "cache", "reason"),
+    [
+        ("lib/release", "cache", "--out .* is inside the root"),  # would ingest its staging
+        ("lib", "cache", "--out .* is inside the root"),
+        (".", "cache", "--out .* is around the root"),  # publishing would replace the library
+        ("release", "release", "lie inside one another"),  # publishing would delete the cache
+        ("release", "release/cache", "lie inside one another"),
+        ("cache/release", "cache", "lie inside one another"),
+        ("release", "lib/a/cache", "the cache .* is inside the root"),
+    ],
+)
+def test_overlapping_outputs_are_refused_with_exit_2(tmp_path, capsys, out, cache, reason):
+    sources = _library(tmp_path)
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    code = _build(sources, tmp_path / out, tmp_path / cache)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "outputs must lie apart" in err
+    assert re.search(reason, err), err
+    after = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    assert after == before, "nothing was written"
+
+
+def test_the_build_function_refuses_them_too(tmp_path):
+    sources = _library(tmp_path)
+    config = BuildConfig(
+        sources=load_sources(sources),
+        out=tmp_path / "lib" / "release",
+        version="t",
+        runner="local",
+        workers=1,
+        cache_dir=tmp_path / "cache",
+        live=False,
+    )
+    with pytest.raises(OutputsOverlapError):
+        build_locally(config)
+    assert not (tmp_path / "lib" / "release").exists()
+
+
+def test_outputs_beside_the_library_build(tmp_path):
+    sources = _library(tmp_path)
+    assert _build(sources, tmp_path / "release", tmp_path / "cache") == 0
+    assert _build(sources, tmp_path / "release", tmp_path / "cache") == 0

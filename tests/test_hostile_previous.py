@@ -1,0 +1,60 @@
+"""A bad --previous (garbage or incomplete objects.parquet) is a usage error found before the
+build starts (exit 2, no traceback, nothing computed or published)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+from verify_assets import door_urdf, write
+
+from flows.commands import build_command
+
+
+def _build(tmp_path, out, previous=None):
+    return build_command(
+        sources=tmp_path / "sources.yaml",
+        out=tmp_path / out,
+        version=out,
+        previous=previous,
+        batch_size=8,
+        workers=1,
+        runner="local",
+        dask_address=None,
+        cache_dir=tmp_path / "cache",
+        no_cache=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def first(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("previous")
+    write(tmp_path / "lib" / "a", {"door.urdf": door_urdf()})
+    (tmp_path / "sources.yaml").write_text(
+        "sources:\n  - {name: lib, format: urdf, path: lib, license: t}\n", encoding="utf-8"
+    )
+    assert _build(tmp_path, "first") == 0
+    return tmp_path
+
+
+@pytest.mark.parametrize("damage", ["garbage", "no_category", "missing"])
+def test_a_bad_previous_is_refused_before_the_build(first, damage, capsys):
+    previous = first / f"prev-{damage}"
+    shutil.copytree(first / "first", previous)
+    objects = previous / "manifest" / "objects.parquet"
+    if damage == "garbage":
+        objects.write_bytes(b"PAR1 not really a parquet file")
+    elif damage == "no_category":
+        pq.write_table(pq.read_table(objects).drop_columns(["category"]), objects)
+    else:
+        objects.unlink()
+    assert _build(first, f"out-{damage}", previous) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "release" in err
+    assert not (first / f"out-{damage}").exists()
+
+
+def test_a_good_previous_still_builds(first):
+    assert _build(first, "second", first / "first") == 0
+    assert "against first" in (first / "second" / "CHANGELOG.md").read_text()
