@@ -9,8 +9,8 @@ import pytest
 from scoring_support import ground_truth, object_ids, with_joint, without_joint, write_prediction
 
 from flows.commands import build_release
-from flows.score import score_release
 from pipeline.build import BuildConfig
+from scoring.score import score_release
 
 pytestmark = pytest.mark.slow
 SOURCES = (
