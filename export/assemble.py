@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections import Counter
 from pathlib import Path
 
+from duplicates import DuplicateSettings, find_duplicates, record_from_rows
+from duplicates.report import card_section, counts
 from export import manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
 from export.selection import EvalCandidate, select_eval, split_of
@@ -36,32 +39,93 @@ def _snapshot(run) -> str:
     return sha256_hex(canonical_json({"config": config, "objects": per_object}))
 
 
+def find_release_duplicates(staging: Path, accepted: list[dict], settings: DuplicateSettings):
+    """The duplicate stage on the accepted outcomes, reading their written objects in staging."""
+    records = [
+        record_from_rows(
+            o["rows"]["objects"][0],
+            o["rows"]["joints"],
+            o["files"],
+            staging / "objects" / o["object_id"],
+        )
+        for o in accepted
+    ]
+    return find_duplicates(records, settings)
+
+
+def _moved_out(o: dict, canonical: str) -> dict:
+    """The outcome of an object moved out as a duplicate: a rejection naming the canonical id."""
+    reject = manifests.reject_row(
+        object_id=o["object_id"],
+        source=o["source"],
+        source_id=o["source_id"],
+        source_path=o["source_path"],
+        stage="duplicates",
+        code="duplicate.of",
+        message=f"the same object as {canonical} (canonical member of its duplicate cluster)",
+        element=canonical,
+    )
+    return {**o, "accepted": False, "rows": {}, "reject": reject, "files": {}}
+
+
 def assemble_release(
-    staging: Path, runs: list, version: str, previous: Path | None, versions: dict[str, str]
+    staging: Path,
+    runs: list,
+    version: str,
+    previous: Path | None,
+    versions: dict[str, str],
+    duplicates: DuplicateSettings | None = None,
+    seconds: dict | None = None,
 ) -> tuple[dict, str]:
     """Write manifests, plots, release.json, CHANGELOG.md, README.md and checksums.sha256 into
     the staging folder (everything but the object folders, which the batches wrote); returns
-    (release.json's content, the content hash)."""
+    (release.json's content, the content hash). `duplicates`: the duplicate stage's settings
+    (default: keep and flag, sources in the order of `runs`); `seconds` receives the stage's
+    wall time under "duplicates"."""
+    if duplicates is None:
+        duplicates = DuplicateSettings(priority=tuple(run.source.name for run in runs))
     outcomes = [o for run in runs for o in run.outcomes]
+    started = time.perf_counter()
+    found = find_release_duplicates(staging, [o for o in outcomes if o["accepted"]], duplicates)
+    if seconds is not None:
+        seconds["duplicates"] = time.perf_counter() - started
+    outcomes = [
+        _moved_out(o, found.moved_out[o["object_id"]])
+        if o["accepted"] and o["object_id"] in found.moved_out
+        else o
+        for o in outcomes
+    ]
     accepted = [o for o in outcomes if o["accepted"]]
     tables: dict[str, list[dict]] = {name: [] for name in manifests.TABLES}
     for o in accepted:
         for name in ("objects", "joints", "links", "review"):
             tables[name].extend(o["rows"].get(name, []))
     tables["rejects"] = [o["reject"] for o in outcomes if not o["accepted"]]
+    tables["duplicates"] = found.rows
 
+    # Splits by cluster (no cluster is split across train/val/test); eval200 takes canonical
+    # members only, so it never holds two members of one cluster.
+    objects = [
+        {
+            **r,
+            "cluster_id": found.cluster_of[r["object_id"]],
+            "is_canonical": found.is_canonical(r["object_id"]),
+        }
+        for r in tables["objects"]
+    ]
     eval_ids = select_eval(
         [
             EvalCandidate(
                 r["object_id"], r["category"], r["supercategory"], r["status"], r["n_joints"]
             )
-            for r in tables["objects"]
+            for r in objects
+            if r["is_canonical"]
         ],
         last={UNASSIGNED_SUPERCATEGORY},
     )
     tables["objects"] = [
-        {**r, "split": split_of(r["object_id"]), "eval200": r["object_id"] in eval_ids}
-        for r in tables["objects"]
+        {**r, "split": split_of(r["cluster_id"]), "eval200": r["object_id"] in eval_ids}
+        for r in objects
     ]
 
     # Object folders that no accepted outcome claims (none expected) do not enter the release.
@@ -85,11 +149,12 @@ def assemble_release(
         known[f"manifest/{name}.parquet"] = sha256_file(path)
     content = release.content_hash(known)
 
-    stats_md = _statistics(arrow, staging)
+    stats_md = _statistics(arrow, staging) + card_section(found.rows)
     previous_info = release.read_release(previous) if previous else None
     previous_objects = release.read_objects(previous) if previous else None
     info = release.write_release_json(
-        staging, _release_info(runs, tables, version, versions, content, previous_info)
+        staging,
+        _release_info(runs, tables, version, versions, content, previous_info, found.moved_out),
     )
     (staging / "CHANGELOG.md").write_text(
         release.changelog_markdown(
@@ -117,12 +182,12 @@ def _statistics(arrow: dict, staging: Path) -> str:
     return write_release_statistics(objects.to_pandas(), joints.to_pandas(), staging / "plots")
 
 
-def _release_info(runs, tables, version, versions, content, previous_info) -> dict:
+def _release_info(runs, tables, version, versions, content, previous_info, moved_out) -> dict:
     objects = tables["objects"]
     joints = tables["joints"]
     sources = []
     for run in runs:
-        accepted = sum(o["accepted"] for o in run.outcomes)
+        accepted = sum(o["accepted"] and o["object_id"] not in moved_out for o in run.outcomes)
         sources.append(
             {
                 "name": run.source.name,
@@ -158,6 +223,7 @@ def _release_info(runs, tables, version, versions, content, previous_info) -> di
             "rejects_by_stage": dict(
                 sorted(Counter(r["stage"] for r in tables["rejects"]).items())
             ),
+            "duplicates": counts(tables["duplicates"]),
         },
         "previous": (
             {"version": previous_info["version"], "content_hash": previous_info["content_hash"]}

@@ -24,7 +24,7 @@ from export.digests import sha256_file, sha256_hex
 from normalize.convention import rest_bounds
 from normalize.model import ArticulatedObject, Geometry
 
-TABLES = ("objects", "joints", "links", "rejects", "review")
+TABLES = ("objects", "joints", "links", "rejects", "review", "duplicates")
 
 _VEC3 = pa.list_(pa.float64(), 3)
 _STRINGS = pa.list_(pa.string())
@@ -68,6 +68,8 @@ OBJECTS = pa.schema(
         _f("changes", _STRINGS),
         _f("split", pa.string()),
         _f("eval200", pa.bool_()),
+        _f("cluster_id", pa.string()),
+        _f("is_canonical", pa.bool_()),
         _f("convention_version", pa.string()),
     ]
 )
@@ -142,12 +144,36 @@ REVIEW = pa.schema(
     ]
 )
 
+# One row per member of a duplicate cluster (`duplicates.stage`), and one per object of a pair a
+# curator declared distinct; evidence of the pair that linked the object (to `matched_to`).
+DUPLICATES = pa.schema(
+    [
+        _f("cluster_id", pa.string()),
+        _f("object_id", pa.string()),
+        _f("source", pa.string()),
+        _f("canonical_id", pa.string()),
+        _f("is_canonical", pa.bool_()),
+        _f("matched_to", pa.string()),
+        _f("decision", pa.string()),
+        _f("handling", pa.string()),
+        _f("shape_distance", pa.float64(), nullable=True),
+        _f("yaw_degrees", pa.int32(), nullable=True),
+        _f("scale_ratio", pa.float64(), nullable=True),
+        _f("e_tree", pa.float64(), nullable=True),
+        _f("e_tree_unmatched", pa.float64(), nullable=True),
+        _f("kinematics", pa.string(), nullable=True),
+        _f("same_meshes", pa.bool_()),
+        _f("keys", _STRINGS),
+    ]
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     "objects": OBJECTS,
     "joints": JOINTS,
     "links": LINKS,
     "rejects": REJECTS,
     "review": REVIEW,
+    "duplicates": DUPLICATES,
 }
 
 # How each table's rows are ordered in the Parquet file (rows with equal keys keep their order).
@@ -157,6 +183,7 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "links": ("object_id", "link_name"),
     "rejects": ("source", "source_id"),
     "review": ("object_id",),
+    "duplicates": ("cluster_id", "object_id", "matched_to"),
 }
 
 
@@ -271,8 +298,8 @@ def object_row(
 ) -> dict:
     """The objects-table row of one accepted object. `urdf_path` is relative to the release
     root; `object_dir` is where the object's files are now and `files` their digests
-    (`folder_digests(object_dir)`). `split` and `eval200` are filled in when the release is
-    assembled (eval200 depends on the whole release)."""
+    (`folder_digests(object_dir)`). `split`, `eval200`, `cluster_id` and `is_canonical` are
+    filled in when the release is assembled (they depend on the whole release)."""
     object_dir = Path(object_dir)
     urdf_name = Path(urdf_path).name
     assets = [(name, d) for name, d in files.items() if name != urdf_name]
@@ -311,6 +338,8 @@ def object_row(
         "changes": list(changes),
         "split": "",
         "eval200": False,
+        "cluster_id": object_id,
+        "is_canonical": True,
         "convention_version": convention_version,
     }
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from duplicates import load_settings as load_duplicate_settings
 from export import release
 from normalize.sources import load_sources, overrides_file
 from pipeline.build import (
@@ -88,7 +89,9 @@ def build_command(
         sources = demo_library(cache_root)
     try:
         configs = load_sources(sources)
-        category_overrides = category_overrides_for(configs, overrides or overrides_file(sources))
+        overrides = overrides or overrides_file(sources)
+        category_overrides = category_overrides_for(configs, overrides)
+        duplicate_settings = load_duplicate_settings(sources, overrides, [c.name for c in configs])
         if previous is not None:
             release.read_release(previous)
         release.check_out(out)
@@ -105,6 +108,7 @@ def build_command(
         dask_address=dask_address,
         cache_dir=None if no_cache else cache_root,
         overrides=category_overrides,
+        duplicates=duplicate_settings,
     )
     try:
         result = build_release(config)

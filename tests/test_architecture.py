@@ -27,6 +27,7 @@ LAYERS = (
     "normalize",
     "verify",
     "taxonomy",
+    "duplicates",
     "export",
     "scoring",
     "pipeline",

@@ -176,7 +176,8 @@ def test_card_front_matter(tmp_path):
     assert front["source_licenses"] == {"a": "MIT"}
     assert front["size_categories"] == ["n<1K"]
     assert {c["data_files"] for c in front["configs"]} == {
-        f"manifest/{t}.parquet" for t in ("objects", "joints", "links", "rejects", "review")
+        f"manifest/{t}.parquet"
+        for t in ("objects", "joints", "links", "rejects", "review", "duplicates")
     }
     assert "| a | urdf | MIT | 2 | 1 | 1 |" in text and "xml.malformed" in text
     assert "plots/joints.png" in text

@@ -1,0 +1,286 @@
+"""The duplicate stage: candidate pairs, evidence, decisions, clusters and the canonical member.
+
+`find_duplicates(records, settings)` takes every accepted object (`keys.ObjectRecord`) and
+returns the clusters, the duplicates-table rows and the objects to move out:
+
+1. cheap keys propose candidate pairs (`keys.candidate_pairs`, `keys.cheap_match`);
+2. each surviving pair is measured: shape distance and yaw (`shape`), size ratio, E_tree under
+   that yaw and scale (`motion`);
+3. a pair is a duplicate when the shapes agree (Chamfer <= SHAPE_TOLERANCE at a unit-factor
+   size ratio) and the motion does not contradict it: the same motion, or the same motion with
+   joints welded (E_tree = the welded joints' own motion), or byte-identical meshes (at least
+   MESH_SHARE of the smaller object's mesh files, so re-annotated joints of one set of meshes
+   stay one object);
+4. curator overrides (`settings.same`, `settings.distinct`) win over evidence and are recorded
+   as the decision (`override.same`, `override.distinct`);
+5. union-find over the duplicate pairs (overrides first, then by shape distance; a pair that
+   would join two objects declared distinct is not joined) gives the clusters;
+6. the canonical member of a cluster is the first by: source priority (`settings.priority`, the
+   order of the sources file), more moving joints, status pass before warn, object_id.
+
+A cluster's id is its canonical member's object_id (an object alone is its own cluster), so a
+canonical object keeps its split (`export.selection.split_of(cluster_id)`) when copies of it are
+found. Nothing is lost: with handling "keep" (default) every member stays in the release,
+flagged by is_canonical; with "move_out" the others become rejects with code `duplicate.of`
+naming the canonical id.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from duplicates import keys, motion, shape
+
+HANDLINGS = ("keep", "move_out")
+MESH_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class DuplicateSettings:
+    """handling: "keep" or "move_out"; priority: source names, best first; same / distinct:
+    curator overrides as (object_id, object_id) pairs."""
+
+    handling: str = "keep"
+    priority: tuple[str, ...] = ()
+    same: tuple[tuple[str, str], ...] = ()
+    distinct: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self):
+        if self.handling not in HANDLINGS:
+            raise ValueError(f"duplicates must be one of {', '.join(HANDLINGS)}")
+
+
+@dataclass(frozen=True)
+class PairEvidence:
+    a: str
+    b: str
+    keys: tuple[str, ...]
+    shape_distance: float | None = None
+    yaw: int | None = None
+    scale_ratio: float | None = None
+    motion: motion.MotionEvidence | None = None
+    same_meshes: bool = False
+    duplicate: bool = False
+    decision: str = "distinct"  # duplicate, distinct, override.same, override.distinct
+
+
+@dataclass
+class DuplicateResult:
+    cluster_of: dict[str, str]  # object_id -> cluster id (its canonical member's id)
+    rows: list[dict]  # the duplicates table
+    moved_out: dict[str, str]  # object_id -> canonical id (handling "move_out")
+    evidence: list[PairEvidence] = field(default_factory=list)  # every measured pair
+
+    def is_canonical(self, object_id: str) -> bool:
+        return self.cluster_of.get(object_id, object_id) == object_id
+
+
+# --------------------------------------------------------------------------- evidence
+class _Samples:
+    """Surface samples, computed once per object and only for objects that need one."""
+
+    def __init__(self, records: dict[str, keys.ObjectRecord]):
+        self.records = records
+        self.known: dict[str, shape.Sample] = {}
+
+    def __getitem__(self, object_id: str) -> shape.Sample:
+        if object_id not in self.known:
+            r = self.records[object_id]
+            self.known[object_id] = shape.surface_sample(r.urdf, r.diagonal)
+        return self.known[object_id]
+
+
+def mesh_match(a: keys.ObjectRecord, b: keys.ObjectRecord, sa, sb) -> float | None:
+    """The size factor f when B uses the same mesh files as A, each scaled f times as much
+    (MESH_SHARE of the smaller object's mesh uses; f a unit factor), else None."""
+    digest_a, digest_b = dict(a.mesh_files), dict(b.mesh_files)
+    uses_a = [(digest_a.get(name), scale) for name, scale in sa.mesh_uses]
+    uses_b = [(digest_b.get(name), scale) for name, scale in sb.mesh_uses]
+    smaller = min(len(uses_a), len(uses_b))
+    if smaller < 2:
+        return None
+    first_b = {}
+    for digest, scale in uses_b:
+        first_b.setdefault(digest, scale)
+    ratios = Counter(
+        round(first_b[d] / s, 6) for d, s in uses_a if d in first_b and s > 0 and d is not None
+    )
+    if not ratios:
+        return None
+    factor = min(ratios, key=lambda r: (-ratios[r], r))
+    if keys.unit_factor(factor) is None:
+        return None
+    shared = Counter((d, round(s * factor, 6)) for d, s in uses_a) & Counter(
+        (d, round(s, 6)) for d, s in uses_b
+    )
+    return factor if sum(shared.values()) >= MESH_SHARE * smaller else None
+
+
+def measure(a: keys.ObjectRecord, b: keys.ObjectRecord, samples: _Samples) -> PairEvidence:
+    """The evidence on one pair and whether it is a duplicate (before overrides)."""
+    worth, matched = keys.cheap_match(a, b)
+    if not worth:
+        return PairEvidence(a.object_id, b.object_id, tuple(matched))
+    sa, sb = samples[a.object_id], samples[b.object_id]
+    mesh_factor = mesh_match(a, b, sa, sb) if "mesh_digest" in matched else None
+    if mesh_factor is not None:  # the same parts: sizes compare through the mesh scales
+        ratio = mesh_factor
+        distances = shape.shape_distances(sa, sb, a.diagonal * ratio / max(b.diagonal, 1e-12))
+    else:
+        ratio = b.diagonal / max(a.diagonal, 1e-12)
+        distances = shape.shape_distances(sa, sb)
+    best = min(distances.values())
+    yaws = [y for y in shape.YAWS if distances[y] <= max(shape.SHAPE_TOLERANCE, best)]
+    tree_b = motion.joint_tree(b.joints)
+    found = [
+        (motion.motion_evidence(motion.joint_tree(a.joints, shape.yaw_matrix(y), ratio), tree_b), y)
+        for y in yaws
+    ]
+    kin, yaw = min(found, key=lambda f: (f[0].e_tree, f[1]))
+    if mesh_factor is not None:
+        duplicate = distances[yaw] <= shape.POSED_TOLERANCE
+    else:
+        duplicate = (
+            keys.unit_factor(ratio) is not None
+            and distances[yaw] <= shape.SHAPE_TOLERANCE
+            and kin.relation in ("same", "welded")
+        )
+    return PairEvidence(
+        a.object_id,
+        b.object_id,
+        tuple(matched),
+        shape_distance=distances[yaw],
+        yaw=yaw,
+        scale_ratio=ratio,
+        motion=kin,
+        same_meshes=mesh_factor is not None,
+        duplicate=duplicate,
+        decision="duplicate" if duplicate else "distinct",
+    )
+
+
+# --------------------------------------------------------------------------- clusters
+class _UnionFind:
+    def __init__(self, ids):
+        self.parent = {i: i for i in ids}
+        self.members = {i: {i} for i in ids}
+
+    def find(self, x: str) -> str:
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: str, b: str, distinct: set[frozenset]) -> bool:
+        """Join the clusters of a and b unless that puts two objects declared distinct together."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return True
+        if any(frozenset((x, y)) in distinct for x in self.members[ra] for y in self.members[rb]):
+            return False
+        if ra > rb:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.members[ra] |= self.members.pop(rb)
+        return True
+
+
+def canonical_rank(record: keys.ObjectRecord, priority: tuple[str, ...]) -> tuple:
+    """Sort key of the canonical policy: source priority, more moving joints, pass over warn,
+    object_id."""
+    rank = priority.index(record.source) if record.source in priority else len(priority)
+    return (rank, -record.n_moving, record.status != "pass", record.object_id)
+
+
+def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSettings):
+    """Clusters, canonical members, table rows and moved-out objects (see the module)."""
+    records = sorted(records, key=lambda r: r.object_id)
+    by_id = {r.object_id: r for r in records}
+    samples = _Samples(by_id)
+    pairs = keys.candidate_pairs(records)
+    overridden = {frozenset(p) for p in (*settings.same, *settings.distinct)}
+    todo = {tuple(sorted((records[i].object_id, records[j].object_id))) for i, j in pairs}
+    todo |= {tuple(sorted(p)) for p in overridden if len(p) == 2 and p <= by_id.keys()}
+    evidence = {p: measure(by_id[p[0]], by_id[p[1]], samples) for p in sorted(todo)}
+
+    same = {frozenset(p) for p in settings.same}
+    distinct = {frozenset(p) for p in settings.distinct}
+    for p, e in evidence.items():
+        key = frozenset(p)
+        if key in same:
+            evidence[p] = _replace(e, duplicate=True, decision="override.same")
+        elif key in distinct:
+            evidence[p] = _replace(e, duplicate=False, decision="override.distinct")
+
+    joined = sorted(
+        (e for e in evidence.values() if e.duplicate),
+        key=lambda e: (e.decision != "override.same", e.shape_distance or 0.0, e.a, e.b),
+    )
+    uf = _UnionFind(by_id)
+    linked: dict[str, PairEvidence] = {}
+    for e in joined:
+        if uf.union(e.a, e.b, distinct):
+            linked.setdefault(e.a, e)
+            linked.setdefault(e.b, e)
+
+    cluster_of: dict[str, str] = {}
+    clusters: list[list[str]] = []
+    for root in sorted(uf.members):
+        members = sorted(uf.members[root])
+        best = min(members, key=lambda i: canonical_rank(by_id[i], settings.priority))
+        for m in members:
+            cluster_of[m] = best
+        if len(members) > 1:
+            clusters.append(members)
+
+    moved_out = {}
+    rows = []
+    for members in clusters:
+        canonical = cluster_of[members[0]]
+        for m in members:
+            e = linked[m]
+            handling = "canonical" if m == canonical else settings.handling
+            if handling == "move_out":
+                moved_out[m] = canonical
+            rows.append(
+                _row(
+                    by_id[m], canonical, e, "canonical" if m == canonical else e.decision, handling
+                )
+            )
+    for e in evidence.values():
+        if e.decision == "override.distinct":
+            for m, other in ((e.a, e.b), (e.b, e.a)):
+                rows.append(_row(by_id[m], cluster_of[m], e, e.decision, "distinct", other))
+    rows.sort(key=lambda r: (r["cluster_id"], r["object_id"], r["matched_to"] or ""))
+    return DuplicateResult(cluster_of, rows, moved_out, list(evidence.values()))
+
+
+def _replace(e: PairEvidence, **changes) -> PairEvidence:
+    from dataclasses import replace
+
+    return replace(e, **changes)
+
+
+def _row(record, canonical, e: PairEvidence, decision, handling, matched_to=None) -> dict:
+    kin = e.motion
+    return {
+        "cluster_id": canonical,
+        "object_id": record.object_id,
+        "source": record.source,
+        "canonical_id": canonical,
+        "is_canonical": record.object_id == canonical,
+        "matched_to": matched_to or (e.b if e.a == record.object_id else e.a),
+        "decision": decision,
+        "handling": handling,
+        "shape_distance": e.shape_distance,
+        "yaw_degrees": e.yaw,
+        "scale_ratio": (e.scale_ratio if e.a == record.object_id else 1 / e.scale_ratio)
+        if e.scale_ratio
+        else None,
+        "e_tree": kin.e_tree if kin else None,
+        "e_tree_unmatched": kin.unmatched_a + kin.unmatched_b if kin else None,
+        "kinematics": kin.relation if kin else None,
+        "same_meshes": e.same_meshes,
+        "keys": sorted(e.keys),
+    }
