@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 MAX_DIGEST_BUCKET = 32
+COMMON_DIGEST = 8  # a mesh file held by more objects is a stock part, no evidence of identity
 EXTENT_CELL = 0.01
 EXTENT_TOLERANCE = 0.01  # on extents divided by the diagonal
 UNIT_TOLERANCE = 0.02  # relative, on the size ratio against a unit factor

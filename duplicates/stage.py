@@ -28,9 +28,10 @@ naming the canonical id.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from duplicates import keys, motion, shape
+from normalize.urdf import read_object
 
 HANDLINGS = ("keep", "move_out")
 MESH_SHARE = 0.9
@@ -78,11 +79,13 @@ class DuplicateResult:
 
 # --------------------------------------------------------------------------- evidence
 class _Samples:
-    """Surface samples, computed once per object and only for objects that need one."""
+    """Surface samples and mesh uses, read once per object and only for objects that need
+    them."""
 
     def __init__(self, records: dict[str, keys.ObjectRecord]):
         self.records = records
         self.known: dict[str, shape.Sample] = {}
+        self.mesh_uses: dict[str, tuple] = {}
 
     def __getitem__(self, object_id: str) -> shape.Sample:
         if object_id not in self.known:
@@ -90,22 +93,31 @@ class _Samples:
             self.known[object_id] = shape.surface_sample(r.urdf, r.diagonal)
         return self.known[object_id]
 
+    def uses(self, object_id: str) -> tuple:
+        if object_id not in self.mesh_uses:
+            self.mesh_uses[object_id] = shape.mesh_uses(read_object(self.records[object_id].urdf))
+        return self.mesh_uses[object_id]
 
-def mesh_match(a: keys.ObjectRecord, b: keys.ObjectRecord, sa, sb) -> float | None:
+
+def mesh_match(a: keys.ObjectRecord, b: keys.ObjectRecord, uses_a, uses_b, common) -> float | None:
     """The size factor f when B uses the same mesh files as A, each scaled f times as much
-    (MESH_SHARE of the smaller object's mesh uses; f a unit factor), else None."""
+    (MESH_SHARE of the smaller object's mesh uses and of its distinct files; f a unit factor),
+    else None. Files whose digest is in `common` (held by many objects: stock parts) do not
+    count."""
     digest_a, digest_b = dict(a.mesh_files), dict(b.mesh_files)
-    uses_a = [(digest_a.get(name), scale) for name, scale in sa.mesh_uses]
-    uses_b = [(digest_b.get(name), scale) for name, scale in sb.mesh_uses]
+    uses_a = [(digest_a.get(name), scale) for name, scale in uses_a]
+    uses_b = [(digest_b.get(name), scale) for name, scale in uses_b]
+    uses_a = [(d, s) for d, s in uses_a if d is not None and d not in common]
+    uses_b = [(d, s) for d, s in uses_b if d is not None and d not in common]
     smaller = min(len(uses_a), len(uses_b))
-    if smaller < 2:
+    distinct_a, distinct_b = {d for d, _ in uses_a}, {d for d, _ in uses_b}
+    fewer = min(len(distinct_a), len(distinct_b))
+    if smaller < 2 or len(distinct_a & distinct_b) < max(2, MESH_SHARE * fewer):
         return None
     first_b = {}
     for digest, scale in uses_b:
         first_b.setdefault(digest, scale)
-    ratios = Counter(
-        round(first_b[d] / s, 6) for d, s in uses_a if d in first_b and s > 0 and d is not None
-    )
+    ratios = Counter(round(first_b[d] / s, 6) for d, s in uses_a if d in first_b and s > 0)
     if not ratios:
         return None
     factor = min(ratios, key=lambda r: (-ratios[r], r))
@@ -117,44 +129,57 @@ def mesh_match(a: keys.ObjectRecord, b: keys.ObjectRecord, sa, sb) -> float | No
     return factor if sum(shared.values()) >= MESH_SHARE * smaller else None
 
 
-def measure(a: keys.ObjectRecord, b: keys.ObjectRecord, samples: _Samples) -> PairEvidence:
-    """The evidence on one pair and whether it is a duplicate (before overrides)."""
-    worth, matched = keys.cheap_match(a, b)
-    if not worth:
-        return PairEvidence(a.object_id, b.object_id, tuple(matched))
-    sa, sb = samples[a.object_id], samples[b.object_id]
-    mesh_factor = mesh_match(a, b, sa, sb) if "mesh_digest" in matched else None
-    if mesh_factor is not None:  # the same parts: sizes compare through the mesh scales
-        ratio = mesh_factor
-        distances = shape.shape_distances(sa, sb, a.diagonal * ratio / max(b.diagonal, 1e-12))
-    else:
-        ratio = b.diagonal / max(a.diagonal, 1e-12)
-        distances = shape.shape_distances(sa, sb)
-    best = min(distances.values())
-    yaws = [y for y in shape.YAWS if distances[y] <= max(shape.SHAPE_TOLERANCE, best)]
+def _motions(a: keys.ObjectRecord, b: keys.ObjectRecord, ratio: float, yaws) -> dict:
     tree_b = motion.joint_tree(b.joints)
-    found = [
-        (motion.motion_evidence(motion.joint_tree(a.joints, shape.yaw_matrix(y), ratio), tree_b), y)
+    return {
+        y: motion.motion_evidence(motion.joint_tree(a.joints, shape.yaw_matrix(y), ratio), tree_b)
         for y in yaws
-    ]
-    kin, yaw = min(found, key=lambda f: (f[0].e_tree, f[1]))
-    if mesh_factor is not None:
+    }
+
+
+def measure(a: keys.ObjectRecord, b: keys.ObjectRecord, samples: _Samples, common=frozenset()):
+    """The evidence on one pair and whether it is a duplicate (before overrides). The cheap
+    evidence first: E_tree (no file read) decides which yaws are worth a shape distance."""
+    worth, matched = keys.cheap_match(a, b)
+    evidence = PairEvidence(a.object_id, b.object_id, tuple(matched))
+    if not worth:
+        return evidence
+    mesh_factor = None
+    if "mesh_digest" in matched:
+        mesh_factor = mesh_match(a, b, samples.uses(a.object_id), samples.uses(b.object_id), common)
+    if mesh_factor is not None:  # the same parts: sizes compare through the mesh scales
+        size = a.diagonal * mesh_factor / max(b.diagonal, 1e-12)
+        distances = shape.shape_distances(samples[a.object_id], samples[b.object_id], size)
+        yaw = min(shape.YAWS, key=lambda y: (distances[y], y))
+        kin = _motions(a, b, mesh_factor, [yaw])[yaw]
         duplicate = distances[yaw] <= shape.POSED_TOLERANCE
-    else:
-        duplicate = (
-            keys.unit_factor(ratio) is not None
-            and distances[yaw] <= shape.SHAPE_TOLERANCE
-            and kin.relation in ("same", "welded")
+        return replace(
+            evidence,
+            shape_distance=distances[yaw],
+            yaw=yaw,
+            scale_ratio=mesh_factor,
+            motion=kin,
+            same_meshes=True,
+            duplicate=duplicate,
+            decision="duplicate" if duplicate else "distinct",
         )
-    return PairEvidence(
-        a.object_id,
-        b.object_id,
-        tuple(matched),
+    ratio = b.diagonal / max(a.diagonal, 1e-12)
+    if keys.unit_factor(ratio) is None:
+        return replace(evidence, scale_ratio=ratio)
+    kins = _motions(a, b, ratio, shape.YAWS)
+    agreeing = [y for y in shape.YAWS if kins[y].relation in ("same", "welded")]
+    if not agreeing:
+        yaw = min(shape.YAWS, key=lambda y: (kins[y].e_tree, y))
+        return replace(evidence, yaw=yaw, scale_ratio=ratio, motion=kins[yaw])
+    distances = shape.shape_distances(samples[a.object_id], samples[b.object_id], yaws=agreeing)
+    yaw = min(agreeing, key=lambda y: (distances[y], kins[y].e_tree, y))
+    duplicate = distances[yaw] <= shape.SHAPE_TOLERANCE
+    return replace(
+        evidence,
         shape_distance=distances[yaw],
         yaw=yaw,
         scale_ratio=ratio,
-        motion=kin,
-        same_meshes=mesh_factor is not None,
+        motion=kins[yaw],
         duplicate=duplicate,
         decision="duplicate" if duplicate else "distinct",
     )
@@ -202,16 +227,18 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
     overridden = {frozenset(p) for p in (*settings.same, *settings.distinct)}
     todo = {tuple(sorted((records[i].object_id, records[j].object_id))) for i, j in pairs}
     todo |= {tuple(sorted(p)) for p in overridden if len(p) == 2 and p <= by_id.keys()}
-    evidence = {p: measure(by_id[p[0]], by_id[p[1]], samples) for p in sorted(todo)}
+    held = Counter(d for r in records for d in r.mesh_digests)
+    common = frozenset(d for d, n in held.items() if n > keys.COMMON_DIGEST)
+    evidence = {p: measure(by_id[p[0]], by_id[p[1]], samples, common) for p in sorted(todo)}
 
     same = {frozenset(p) for p in settings.same}
     distinct = {frozenset(p) for p in settings.distinct}
     for p, e in evidence.items():
         key = frozenset(p)
         if key in same:
-            evidence[p] = _replace(e, duplicate=True, decision="override.same")
+            evidence[p] = replace(e, duplicate=True, decision="override.same")
         elif key in distinct:
-            evidence[p] = _replace(e, duplicate=False, decision="override.distinct")
+            evidence[p] = replace(e, duplicate=False, decision="override.distinct")
 
     joined = sorted(
         (e for e in evidence.values() if e.duplicate),
@@ -254,12 +281,6 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
                 rows.append(_row(by_id[m], cluster_of[m], e, e.decision, "distinct", other))
     rows.sort(key=lambda r: (r["cluster_id"], r["object_id"], r["matched_to"] or ""))
     return DuplicateResult(cluster_of, rows, moved_out, list(evidence.values()))
-
-
-def _replace(e: PairEvidence, **changes) -> PairEvidence:
-    from dataclasses import replace
-
-    return replace(e, **changes)
 
 
 def _row(record, canonical, e: PairEvidence, decision, handling, matched_to=None) -> dict:

@@ -77,9 +77,10 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
     # keyboards differ only in a key travel drawn from 21 values, and these two drew the same).
     canonical = [r for r in objects if r["is_canonical"]]
     assert len(canonical) == len(objects) - 1
-    assert tables["duplicates"].column("cluster_id").to_pylist() == [
-        "sample_urdf__keyboard_0019__keyboard_0019"
-    ] * 2
+    assert (
+        tables["duplicates"].column("cluster_id").to_pylist()
+        == ["sample_urdf__keyboard_0019__keyboard_0019"] * 2
+    )
     assert [r["object_id"] for r in objects if r["eval200"]] == [
         r["object_id"] for r in canonical
     ], "fewer than 200: every canonical object is in eval200"

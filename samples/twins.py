@@ -1,0 +1,104 @@
+"""Planted duplicates and near-misses for the duplicate stage (`arena generate` with a
+duplicate fraction; bench/duplicates.py).
+
+A twin is an object built from the design of an earlier object (the same seeded choices) and
+changed by one variant. Duplicates (the same physical object):
+- reexport: written by another format's writer;
+- yaw: turned by a quarter turn about z (another "front");
+- millimetres: every length x 1000, in the source `sample_urdf_mm` whose `scale` is 0.001;
+- renamed: every link and joint renamed;
+- welded: one moving joint turned into a fixed one.
+Near-misses (not duplicates):
+- one_more_drawer: the same cabinet design with one drawer more (cabinets only);
+- another_size: the same design scaled by 1.15 to 1.3 (not a unit factor).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from samples.design import Design, LinkDesign
+from samples.frames import pose, rot_z
+
+DUPLICATE_VARIANTS = ("reexport", "yaw", "millimetres", "renamed", "welded")
+NEAR_MISS_VARIANTS = ("one_more_drawer", "another_size")
+MM_SOURCE = "sample_urdf_mm"  # a URDF source written in millimetres (scale 0.001)
+
+
+def scaled(design: Design, factor: float) -> Design:
+    """Every length times `factor` (parts, poses, joint points, prismatic limits, pitches)."""
+
+    def moved(p: np.ndarray) -> np.ndarray:
+        out = p.copy()
+        out[:3, 3] *= factor
+        return out
+
+    links = [
+        LinkDesign(
+            link.name,
+            link.label,
+            [
+                replace(
+                    p,
+                    size=tuple(round(v * factor, 6) for v in p.size),
+                    pose=moved(p.pose),
+                )
+                for p in link.parts
+            ],
+        )
+        for link in design.links
+    ]
+    joints = []
+    for j in design.joints:
+        limits = {}
+        if j.type == "prismatic":
+            limits = {
+                "lower": None if j.lower is None else j.lower * factor,
+                "upper": None if j.upper is None else j.upper * factor,
+            }
+        joints.append(replace(j, frame=moved(j.frame), pitch=j.pitch * factor, **limits))
+    return replace(design, links=links, joints=joints)
+
+
+def renamed(design: Design) -> Design:
+    """Every link and joint renamed (the object is unchanged)."""
+    names = {link.name: f"part_{i}" for i, link in enumerate(design.links)}
+    links = [LinkDesign(names[link.name], link.label, link.parts) for link in design.links]
+    joints = [
+        replace(j, name=f"axis_{i}", parent=names[j.parent], child=names[j.child])
+        for i, j in enumerate(design.joints)
+    ]
+    return replace(design, root=names[design.root], links=links, joints=joints)
+
+
+def welded(design: Design) -> Design:
+    """The last moving revolute or prismatic joint turned into a fixed joint."""
+    movable = [i for i, j in enumerate(design.joints) if j.type in ("revolute", "prismatic")]
+    if len(design.moving_joints) < 2 or not movable:
+        return design
+    joints = list(design.joints)
+    k = movable[-1]
+    joints[k] = replace(joints[k], type="fixed", lower=None, upper=None)
+    return replace(design, joints=joints)
+
+
+def yawed(design: Design) -> Design:
+    return design.transformed(pose(rot_z(math.pi / 2)))
+
+
+def apply_variant(design: Design, variant: str, rng: np.random.Generator) -> Design:
+    """The twin's design (one_more_drawer is made by the builder, see `samples.kinds`)."""
+    if variant == "yaw":
+        return yawed(design)
+    if variant == "millimetres":
+        return scaled(design, 1000.0)
+    if variant == "renamed":
+        return renamed(design)
+    if variant == "welded":
+        return welded(design)
+    if variant == "another_size":
+        return scaled(design, round(float(rng.uniform(1.15, 1.3)), 3))
+    return design
