@@ -6,7 +6,8 @@ pairs found, and the stage's wall time against the whole build's, in one run.
 
 Truth: a twin of variant reexport, yaw, millimetres, renamed or welded is the same object as
 its original (and as the original's other duplicate twins); a near-miss (one_more_drawer,
-another_size) is not. Pairs are counted among accepted objects. Writes
+another_size) is not, but two near-miss twins of one original with the same design (twins.json
+`design`) are the same object as each other. Pairs are counted among accepted objects. Writes
 bench/results/duplicates.json (or --json PATH).
 """
 
@@ -43,7 +44,7 @@ def _pairs(groups) -> set[frozenset]:
 def truth_pairs(library: Path, folder_to_id: dict) -> tuple[set, set, Counter]:
     """(duplicate pairs, near-miss pairs, twins by variant) among accepted objects."""
     twins = json.loads((library / "twins.json").read_text())["twins"]
-    groups: dict[str, set] = defaultdict(set)
+    groups: dict[tuple, set] = defaultdict(set)
     near = set()
     variants = Counter()
     for t in twins:
@@ -52,8 +53,9 @@ def truth_pairs(library: Path, folder_to_id: dict) -> tuple[set, set, Counter]:
         variants[(t["variant"], twin is not None and original is not None)] += 1
         if twin is None or original is None:
             continue
+        groups[(original, t["design"])].add(twin)
         if t["duplicate"]:
-            groups[original] |= {original, twin}
+            groups[(original, t["design"])].add(original)
         else:
             near.add(frozenset((original, twin)))
     return _pairs(groups.values()), near, variants

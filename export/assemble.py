@@ -18,7 +18,7 @@ from duplicates import DuplicateSettings, find_duplicates, record_from_rows
 from duplicates.report import card_section, counts
 from export import manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
-from export.selection import EvalCandidate, select_eval, split_of
+from export.selection import assign_splits
 from taxonomy import UNASSIGNED_SUPERCATEGORY
 
 
@@ -103,8 +103,7 @@ def assemble_release(
     tables["rejects"] = [o["reject"] for o in outcomes if not o["accepted"]]
     tables["duplicates"] = found.rows
 
-    # Splits by cluster (no cluster is split across train/val/test); eval200 takes canonical
-    # members only, so it never holds two members of one cluster.
+    # Splits by cluster, eval200 among canonical members (export.selection.assign_splits).
     objects = [
         {
             **r,
@@ -113,20 +112,7 @@ def assemble_release(
         }
         for r in tables["objects"]
     ]
-    eval_ids = select_eval(
-        [
-            EvalCandidate(
-                r["object_id"], r["category"], r["supercategory"], r["status"], r["n_joints"]
-            )
-            for r in objects
-            if r["is_canonical"]
-        ],
-        last={UNASSIGNED_SUPERCATEGORY},
-    )
-    tables["objects"] = [
-        {**r, "split": split_of(r["cluster_id"]), "eval200": r["object_id"] in eval_ids}
-        for r in objects
-    ]
+    tables["objects"] = assign_splits(objects, last={UNASSIGNED_SUPERCATEGORY})
 
     # Object folders that no accepted outcome claims (none expected) do not enter the release.
     claimed = {o["object_id"] for o in accepted}

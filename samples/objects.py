@@ -82,7 +82,7 @@ def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
     s = Sampler(plan.rng(seed), extra_drawers=int(plan.variant == "one_more_drawer"))
     design = build_design(plan.kind, plan.name, s, plan.demo, plan.helpers)
     if plan.variant:
-        design = apply_variant(design, plan.variant, s.rng)
+        design = apply_variant(design, plan.variant, plan.index)
     if plan.rotated_frames:
         design = _rotate_joint_frames(design, s)
     if plan.placement:

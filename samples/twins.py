@@ -10,7 +10,9 @@ changed by one variant. Duplicates (the same physical object):
 - welded: one moving joint turned into a fixed one.
 Near-misses (not duplicates):
 - one_more_drawer: the same cabinet design with one drawer more (cabinets only);
-- another_size: the same design scaled by 1.15 to 1.3 (not a unit factor).
+- another_size: the same design scaled by 1.15 to 1.3 (not a unit factor; `size_factor`).
+Twins of one original that share a design (`design_key`: its duplicates and the original; its
+one_more_drawer twins; its another_size twins of one factor) are the same object as each other.
 """
 
 from __future__ import annotations
@@ -89,8 +91,23 @@ def yawed(design: Design) -> Design:
     return design.transformed(pose(rot_z(math.pi / 2)))
 
 
-def apply_variant(design: Design, variant: str, rng: np.random.Generator) -> Design:
-    """The twin's design (one_more_drawer is made by the builder, see `samples.kinds`)."""
+def size_factor(index: int) -> float:
+    """The another_size factor of twin `index`, in [1.15, 1.3)."""
+    return round(1.15 + 0.15 * ((index * 0.6180339887) % 1.0), 3)
+
+
+def design_key(variant: str, index: int) -> str:
+    """Which design of its original a twin has (equal keys: the same object)."""
+    if variant == "one_more_drawer":
+        return variant
+    if variant == "another_size":
+        return f"size x{size_factor(index)}"
+    return "original"
+
+
+def apply_variant(design: Design, variant: str, index: int) -> Design:
+    """The design of twin `index` (one_more_drawer is made by the builder, see
+    `samples.kinds`)."""
     if variant == "yaw":
         return yawed(design)
     if variant == "millimetres":
@@ -100,5 +117,5 @@ def apply_variant(design: Design, variant: str, rng: np.random.Generator) -> Des
     if variant == "welded":
         return welded(design)
     if variant == "another_size":
-        return scaled(design, round(float(rng.uniform(1.15, 1.3)), 3))
+        return scaled(design, size_factor(index))
     return design
