@@ -10,8 +10,9 @@ propose candidate pairs, each near-linear in the number of objects:
   turn about z (x and y extents sorted, divided by the diagonal), on a grid of EXTENT_CELL cells
   (each object is compared with its cell and the neighbouring ones).
 
-`cheap_match` then keeps the pairs whose boxes agree within EXTENT_TOLERANCE and whose size ratio
-is 1 or a unit factor (`unit_factor`); only those are measured (`duplicates.evidence`).
+`cheap_match` then keeps the pairs whose boxes agree within EXTENT_TOLERANCE at a size ratio of
+1 or a unit factor (`unit_factor`), and those built of the same mesh files; only those are
+measured (`duplicates.stage.measure`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ import numpy as np
 
 MAX_DIGEST_BUCKET = 32
 COMMON_DIGEST = 8  # a mesh file held by more objects is a stock part, no evidence of identity
-EXTENT_CELL = 0.01
-EXTENT_TOLERANCE = 0.01  # on extents divided by the diagonal
+EXTENT_CELL = 0.004
+EXTENT_TOLERANCE = 0.004  # on extents divided by the diagonal
 UNIT_TOLERANCE = 0.02  # relative, on the size ratio against a unit factor
 #: Size ratios a unit mistake fixed upstream can leave (metres, centimetres, millimetres, inches).
 UNIT_FACTORS = (1.0, 10.0, 100.0, 1000.0, 0.0254, 0.254, 2.54, 25.4, 39.37007874015748)
 MESH_SUFFIXES = (".obj",)
+MESH_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -133,10 +135,12 @@ def candidate_pairs(records: list[ObjectRecord]) -> dict[tuple[int, int], set[st
 
 
 def cheap_match(a: ObjectRecord, b: ObjectRecord) -> tuple[bool, list[str]]:
-    """(worth measuring, the cheap keys that agree). Measured when they share a mesh file, or
-    when the scale-free boxes agree and the size ratio is a unit factor."""
+    """(worth measuring, the cheap keys that agree). Measured when the scale-free boxes agree
+    and the size ratio is a unit factor, or when they share MESH_SHARE of the mesh files of
+    the one with fewer (the same parts, perhaps posed otherwise)."""
     keys = []
-    if a.mesh_digests & b.mesh_digests:
+    shared = len(a.mesh_digests & b.mesh_digests)
+    if shared:
         keys.append("mesh_digest")
     boxes = bool(np.all(np.abs(a.shape_key - b.shape_key) <= EXTENT_TOLERANCE))
     if boxes and unit_factor(b.diagonal / max(a.diagonal, 1e-12)) is not None:
@@ -145,4 +149,6 @@ def cheap_match(a: ObjectRecord, b: ObjectRecord) -> tuple[bool, list[str]]:
         keys.append("joint_counts")
     if a.category == b.category:
         keys.append("category")
-    return "mesh_digest" in keys or "extents" in keys, keys
+    fewer = min(len(a.mesh_digests), len(b.mesh_digests))
+    same_files = shared >= 2 and shared >= MESH_SHARE * fewer
+    return same_files or "extents" in keys, keys

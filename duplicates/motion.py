@@ -9,8 +9,10 @@ scales with length), so E_tree is zero for the same motion whatever the frame or
 E_tree splits into the cost of the matched joints and the motion of the unmatched ones
 (E(J, J0) each). The relation of the two objects:
 - "same": E_tree <= tolerance;
-- "welded": the matched joints agree and only one side has unmatched joints, so E_tree is the
-  welded joints' own motion (the same object with some joints fixed);
+- "welded": every moving joint of the object with fewer is, within the tolerance, a distinct
+  joint of the other (an assignment over the joint distance matrix): the same object with some
+  joints fixed, whose own motion is `welded_motion` (E_tree's optimal matching may pair the
+  joints otherwise at the same cost, e.g. two doors on one hinge line);
 - "changed": anything else (other joints, other limits).
 The tolerance is RELATIVE_TOLERANCE times the larger total motion (sum of E(J, J0)).
 """
@@ -21,11 +23,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 import metric
 
 KAPPA = math.pi
-RELATIVE_TOLERANCE = 1e-3
+RELATIVE_TOLERANCE = 1e-4
 TREE_BUDGET = 5000
 SPLIT = metric.split_norm(1.0)
 
@@ -38,6 +41,7 @@ class MotionEvidence:
     unmatched_b: float
     exact: bool
     relation: str  # same, welded, changed
+    welded_motion: float = 0.0  # own motion of the joints "welded" leaves unassigned
 
 
 def joint_tree(rows, rotation: np.ndarray | None = None, scale: float = 1.0) -> metric.Tree:
@@ -70,12 +74,34 @@ def motion_evidence(a: metric.Tree, b: metric.Tree) -> MotionEvidence:
     unmatched_a = float(sum(own_a[i] for i in range(len(a)) if i not in used_a))
     unmatched_b = float(sum(own_b[k] for k in range(len(b)) if k not in used_b))
     tol = RELATIVE_TOLERANCE * max(float(own_a.sum()), float(own_b.sum()), 1e-9)
-    if found.value <= tol:
-        relation = "same"
-    elif matched <= tol and min(unmatched_a, unmatched_b) <= tol:
-        relation = "welded"
-    else:
-        relation = "changed"
+    welded = None
+    relation = "same" if found.value <= tol else "changed"
+    if relation == "changed":
+        welded = _welded_motion(a, b, kappa, tol)
+        relation = "welded" if welded is not None else "changed"
     return MotionEvidence(
-        float(found.value), matched, unmatched_a, unmatched_b, bool(found.exact), relation
+        float(found.value),
+        matched,
+        unmatched_a,
+        unmatched_b,
+        bool(found.exact),
+        relation,
+        welded or 0.0,
     )
+
+
+def _welded_motion(a: metric.Tree, b: metric.Tree, kappa, tol: float) -> float | None:
+    """The own motion of the other's unassigned joints when every moving joint of the object
+    with fewer is a distinct joint of the other within `tol`, else None."""
+    ja, jb = a.joints[~a.joints.fixed], b.joints[~b.joints.fixed]
+    small, big = (ja, jb) if len(ja) <= len(jb) else (jb, ja)
+    if len(small) == len(big):
+        return None
+    if len(small) == 0:
+        return float(metric.distance_to_fixed(big, SPLIT, kappa).sum())
+    cost = metric.joint_distance_matrix(small, big, SPLIT, kappa)
+    rows, cols = linear_sum_assignment(cost)
+    if cost[rows, cols].max() > tol:
+        return None
+    rest = np.setdiff1d(np.arange(len(big)), cols)
+    return float(metric.distance_to_fixed(big[rest], SPLIT, kappa).sum())

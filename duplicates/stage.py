@@ -9,8 +9,8 @@ returns the clusters, the duplicates-table rows and the objects to move out:
 3. a pair is a duplicate when the shapes agree (Chamfer <= SHAPE_TOLERANCE at a unit-factor
    size ratio) and the motion does not contradict it: the same motion, or the same motion with
    joints welded (E_tree = the welded joints' own motion), or byte-identical meshes (at least
-   MESH_SHARE of the smaller object's mesh files, so re-annotated joints of one set of meshes
-   stay one object);
+   MESH_SHARE of the smaller object's mesh uses and files, stock shapes not counted, so
+   re-annotated joints of one set of meshes stay one object);
 4. curator overrides (`settings.same`, `settings.distinct`) win over evidence and are recorded
    as the decision (`override.same`, `override.distinct`);
 5. union-find over the duplicate pairs (overrides first, then by shape distance; a pair that
@@ -31,10 +31,12 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from duplicates import keys, motion, shape
+from normalize.meshes import load_mesh
 from normalize.urdf import read_object
 
 HANDLINGS = ("keep", "move_out")
-MESH_SHARE = 0.9
+MESH_SHARE = keys.MESH_SHARE
+STOCK_VERTICES = 100  # a mesh with fewer vertices (a box, a cylinder) is no evidence of identity
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class _Samples:
         self.records = records
         self.known: dict[str, shape.Sample] = {}
         self.mesh_uses: dict[str, tuple] = {}
+        self.checked: set[str] = set()  # mesh digests whose vertex count is known
+        self.stock: set[str] = set()  # ... and those with fewer than STOCK_VERTICES
 
     def __getitem__(self, object_id: str) -> shape.Sample:
         if object_id not in self.known:
@@ -94,21 +98,36 @@ class _Samples:
         return self.known[object_id]
 
     def uses(self, object_id: str) -> tuple:
+        """(mesh file, scale) of each mesh shape; files with few vertices go into `stock`."""
         if object_id not in self.mesh_uses:
-            self.mesh_uses[object_id] = shape.mesh_uses(read_object(self.records[object_id].urdf))
+            r = self.records[object_id]
+            uses = shape.mesh_uses(read_object(r.urdf))
+            digests = dict(r.mesh_files)
+            for name, _ in uses:
+                digest = digests.get(name)
+                if digest is not None and digest not in self.checked:
+                    self.checked.add(digest)
+                    mesh = load_mesh(r.urdf.parent / name, root=r.urdf.parent)
+                    if len(mesh.vertices) < STOCK_VERTICES:
+                        self.stock.add(digest)
+            self.mesh_uses[object_id] = uses
         return self.mesh_uses[object_id]
 
 
-def mesh_match(a: keys.ObjectRecord, b: keys.ObjectRecord, uses_a, uses_b, common) -> float | None:
+def mesh_match(a, b, uses_a, uses_b, common, stock=None) -> float | None:
     """The size factor f when B uses the same mesh files as A, each scaled f times as much
     (MESH_SHARE of the smaller object's mesh uses and of its distinct files; f a unit factor),
-    else None. Files whose digest is in `common` (held by many objects: stock parts) do not
+    else None. Files whose digest is in `common` (held by many objects) or `stock` (simple
+    shapes: fewer than STOCK_VERTICES vertices, such as a box) are no evidence and do not
     count."""
     digest_a, digest_b = dict(a.mesh_files), dict(b.mesh_files)
     uses_a = [(digest_a.get(name), scale) for name, scale in uses_a]
     uses_b = [(digest_b.get(name), scale) for name, scale in uses_b]
     uses_a = [(d, s) for d, s in uses_a if d is not None and d not in common]
     uses_b = [(d, s) for d, s in uses_b if d is not None and d not in common]
+    if stock is not None:
+        uses_a = [(d, s) for d, s in uses_a if d not in stock]
+        uses_b = [(d, s) for d, s in uses_b if d not in stock]
     smaller = min(len(uses_a), len(uses_b))
     distinct_a, distinct_b = {d for d, _ in uses_a}, {d for d, _ in uses_b}
     fewer = min(len(distinct_a), len(distinct_b))
@@ -146,7 +165,9 @@ def measure(a: keys.ObjectRecord, b: keys.ObjectRecord, samples: _Samples, commo
         return evidence
     mesh_factor = None
     if "mesh_digest" in matched:
-        mesh_factor = mesh_match(a, b, samples.uses(a.object_id), samples.uses(b.object_id), common)
+        mesh_factor = mesh_match(
+            a, b, samples.uses(a.object_id), samples.uses(b.object_id), common, samples.stock
+        )
     if mesh_factor is not None:  # the same parts: sizes compare through the mesh scales
         size = a.diagonal * mesh_factor / max(b.diagonal, 1e-12)
         distances = shape.shape_distances(samples[a.object_id], samples[b.object_id], size)
@@ -301,6 +322,7 @@ def _row(record, canonical, e: PairEvidence, decision, handling, matched_to=None
         else None,
         "e_tree": kin.e_tree if kin else None,
         "e_tree_unmatched": kin.unmatched_a + kin.unmatched_b if kin else None,
+        "welded_motion": kin.welded_motion if kin else None,
         "kinematics": kin.relation if kin else None,
         "same_meshes": e.same_meshes,
         "keys": sorted(e.keys),

@@ -161,6 +161,7 @@ DUPLICATES = pa.schema(
         _f("scale_ratio", pa.float64(), nullable=True),
         _f("e_tree", pa.float64(), nullable=True),
         _f("e_tree_unmatched", pa.float64(), nullable=True),
+        _f("welded_motion", pa.float64(), nullable=True),
         _f("kinematics", pa.string(), nullable=True),
         _f("same_meshes", pa.bool_()),
         _f("keys", _STRINGS),

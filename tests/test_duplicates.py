@@ -152,6 +152,13 @@ def test_e_tree_after_yaw_and_scale_and_for_welded_joints():
     assert same.relation == "same" and same.e_tree < 1e-12
     welded = motion_evidence(joint_tree(b[:1]), joint_tree(b))
     assert welded.relation == "welded" and welded.e_tree == pytest.approx(0.4)
+    assert welded.welded_motion == pytest.approx(0.4), "the welded drawer's own motion"
+    # two doors on one hinge line, the copy keeps the smaller one: pairing it with the larger
+    # door costs E_tree just as much, yet every joint of the copy is a joint of the original
+    hinge = _joints([door, door], [(0, 1.7), (0, 2.0)], [("base", "l0"), ("base", "l1")])
+    kept = motion_evidence(joint_tree(hinge[:1]), joint_tree(hinge))
+    assert kept.relation == "welded" and kept.welded_motion == pytest.approx(2.0 * np.sqrt(1.25))
+    assert kept.e_tree == pytest.approx(kept.welded_motion)
     other = _joints([door], [(0, 0.7)], [("base", "l0")])
     assert motion_evidence(joint_tree(other), joint_tree(b)).relation == "changed"
 
