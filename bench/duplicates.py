@@ -4,10 +4,10 @@ pairs found, and the stage's wall time against the whole build's, in one run.
 
     .venv/bin/python bench/duplicates.py [--n 2000] [--twins 0.2] [--seed 0] [--workers 2]
 
-Truth: a twin of variant reexport, yaw, millimetres, renamed or welded is the same object as
-its original (and as the original's other duplicate twins); a near-miss (one_more_drawer,
-another_size) is not, but two near-miss twins of one original with the same design (twins.json
-`design`) are the same object as each other. Pairs are counted among accepted objects. Writes
+Truth: the objects of twins.json with equal `design` are the same object: a twin of variant
+reexport, yaw, millimetres, renamed or welded and its original, two near-miss twins of one
+design, two objects that happened to draw the same design; a near-miss (one_more_drawer,
+another_size) is not its original. Pairs are counted among accepted objects. Writes
 bench/results/duplicates.json (or --json PATH).
 """
 
@@ -43,20 +43,19 @@ def _pairs(groups) -> set[frozenset]:
 
 def truth_pairs(library: Path, folder_to_id: dict) -> tuple[set, set, Counter]:
     """(duplicate pairs, near-miss pairs, twins by variant) among accepted objects."""
-    twins = json.loads((library / "twins.json").read_text())["twins"]
-    groups: dict[tuple, set] = defaultdict(set)
+    data = json.loads((library / "twins.json").read_text())
+    groups: dict[str, set] = defaultdict(set)
+    for o in data["objects"]:
+        object_id = folder_to_id.get((o["source"], o["folder"]))
+        if object_id is not None:
+            groups[o["design"]].add(object_id)
     near = set()
     variants = Counter()
-    for t in twins:
+    for t in data["twins"]:
         twin = folder_to_id.get((t["source"], t["folder"]))
         original = folder_to_id.get((t["original_source"], t["original_folder"]))
         variants[(t["variant"], twin is not None and original is not None)] += 1
-        if twin is None or original is None:
-            continue
-        groups[(original, t["design"])].add(twin)
-        if t["duplicate"]:
-            groups[(original, t["design"])].add(original)
-        else:
+        if twin is not None and original is not None and not t["duplicate"]:
             near.add(frozenset((original, twin)))
     return _pairs(groups.values()), near, variants
 

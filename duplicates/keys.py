@@ -29,7 +29,7 @@ MAX_DIGEST_BUCKET = 32
 COMMON_DIGEST = 8  # a mesh file held by more objects is a stock part, no evidence of identity
 EXTENT_CELL = 0.004
 EXTENT_TOLERANCE = 0.004  # on extents divided by the diagonal
-UNIT_TOLERANCE = 0.02  # relative, on the size ratio against a unit factor
+UNIT_TOLERANCE = 0.002  # relative, on the size ratio against a unit factor
 #: Size ratios a unit mistake fixed upstream can leave (metres, centimetres, millimetres, inches).
 UNIT_FACTORS = (1.0, 10.0, 100.0, 1000.0, 0.0254, 0.254, 2.54, 25.4, 39.37007874015748)
 MESH_SUFFIXES = (".obj",)

@@ -4,13 +4,15 @@
 returns the clusters, the duplicates-table rows and the objects to move out:
 
 1. cheap keys propose candidate pairs (`keys.candidate_pairs`, `keys.cheap_match`);
-2. each surviving pair is measured: shape distance and yaw (`shape`), size ratio, E_tree under
-   that yaw and scale (`motion`);
-3. a pair is a duplicate when the shapes agree (Chamfer <= SHAPE_TOLERANCE at a unit-factor
-   size ratio) and the motion does not contradict it: the same motion, or the same motion with
-   joints welded (E_tree = the welded joints' own motion), or byte-identical meshes (at least
-   MESH_SHARE of the smaller object's mesh uses and files, stock shapes not counted, so
-   re-annotated joints of one set of meshes stay one object);
+2. each surviving pair is measured (`measure`): the size ratio, E_tree after each quarter yaw
+   and that scale (`motion`, no file read), then the shape distance (`shape`) at the yaws where
+   the motion agrees;
+3. a pair is a duplicate when the motion agrees ("same", or "welded": the same joints with
+   some fixed) and the shapes agree (Chamfer <= SHAPE_TOLERANCE at a unit-factor size ratio);
+   or when both are built of the same mesh files (`mesh_match`: MESH_SHARE of the smaller
+   object's mesh uses and files byte-identical at one unit-factor scale, stock shapes not
+   counted) and their rest shapes agree within POSED_TOLERANCE, whatever the joints say (a
+   re-shipped object whose joints were re-typed, re-limited or whose door frame was turned);
 4. curator overrides (`settings.same`, `settings.distinct`) win over evidence and are recorded
    as the decision (`override.same`, `override.distinct`);
 5. union-find over the duplicate pairs (overrides first, then by shape distance; a pair that

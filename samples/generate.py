@@ -40,8 +40,10 @@ def generate_library(out, n: int = 0, seed: int = 0, twins: float = 0.0) -> str:
     plans = plan_library(n, seed, twins)
     _prepare(out)
     upper_first: dict[str, list[str]] = {name: [] for name in ALL_SOURCES}
+    designs = {}
     for plan in plans:
         generated = make_object(plan, seed)
+        designs[(plan.source, plan.name)] = generated.design
         _write_object(out / plan.source / plan.name, generated)
         if generated.upper_first:
             glob = plan.name if plan.format == "partnet_mobility" else f"{plan.name}/*"
@@ -49,14 +51,15 @@ def generate_library(out, n: int = 0, seed: int = 0, twins: float = 0.0) -> str:
     written = frozenset(p.source for p in plans)
     (out / "sources.yaml").write_text(sources_yaml(upper_first, written), encoding="utf-8")
     if twins > 0:
-        (out / "twins.json").write_text(twins_json(plans), encoding="utf-8")
+        (out / "twins.json").write_text(twins_json(plans, designs), encoding="utf-8")
     return summary(out, plans)
 
 
-def twins_json(plans: list[ObjectPlan]) -> str:
-    """The planted twins: folder and source of each twin and of its original, the variant,
-    whether it is a duplicate of the original (else a near-miss) and its design key (twins of
-    one original with equal keys are the same object)."""
+def twins_json(plans: list[ObjectPlan], designs: dict) -> str:
+    """The planted twins (folder and source of each twin and of its original, the variant,
+    whether it is a duplicate of the original, else a near-miss, its design key) and which
+    object every folder holds: objects with equal `design` are the same object (planted
+    duplicates, and objects that happen to draw the same design)."""
     by_index = {p.index: p for p in plans}
     rows = [
         {
@@ -71,7 +74,11 @@ def twins_json(plans: list[ObjectPlan]) -> str:
         for p in plans
         if p.twin_of is not None
     ]
-    return json.dumps({"twins": rows}, indent=1) + "\n"
+    objects = [
+        {"source": source, "folder": folder, "design": design}
+        for (source, folder), design in designs.items()
+    ]
+    return json.dumps({"twins": rows, "objects": objects}, indent=1) + "\n"
 
 
 def _prepare(out: Path) -> None:

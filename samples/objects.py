@@ -16,7 +16,7 @@ from samples.partnet import write_partnet
 from samples.plan import ALL_SOURCES, ObjectPlan
 from samples.sdf import write_sdf
 from samples.truth import truth_json, truth_record
-from samples.twins import apply_variant
+from samples.twins import apply_variant, design_digest, design_key
 from samples.urdf import partnet_frame_correction, write_urdf
 from samples.written import Quirks
 
@@ -45,6 +45,8 @@ class GeneratedObject:
     plan: ObjectPlan
     files: dict[str, str]  # relative to the object folder, truth.json included
     upper_first: bool  # needs the limits.reversed allowance
+    design: str = ""  # which object it is: `design_digest` of the design before the variant
+    # and the twin's `design_key` (equal for the same object)
 
 
 def _rotate_joint_frames(design: Design, s: Sampler) -> Design:
@@ -81,6 +83,7 @@ def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
     """Build, write and describe one object (pure: no file access)."""
     s = Sampler(plan.rng(seed), extra_drawers=int(plan.variant == "one_more_drawer"))
     design = build_design(plan.kind, plan.name, s, plan.demo, plan.helpers)
+    identity = f"{design_digest(design)}/{design_key(plan.variant, plan.index)}"
     if plan.variant:
         design = apply_variant(design, plan.variant, plan.index)
     if plan.rotated_frames:
@@ -137,4 +140,4 @@ def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
     labels += [label for label, on in flags.items() if on]
     record = truth_record(in_file, fmt, written.entry, written.joint_names, labels)
     files = {**written.files, "truth.json": truth_json(record)}
-    return GeneratedObject(plan, files, bool(quirks.upper_first))
+    return GeneratedObject(plan, files, bool(quirks.upper_first), identity)

@@ -10,13 +10,15 @@ changed by one variant. Duplicates (the same physical object):
 - welded: one moving joint turned into a fixed one.
 Near-misses (not duplicates):
 - one_more_drawer: the same cabinet design with one drawer more (cabinets only);
-- another_size: the same design scaled by 1.15 to 1.3 (not a unit factor; `size_factor`).
+- another_size: the same design scaled by 1.15 to 1.27 (not a unit factor; `size_factor`).
 Twins of one original that share a design (`design_key`: its duplicates and the original; its
 one_more_drawer twins; its another_size twins of one factor) are the same object as each other.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import replace
 
@@ -91,9 +93,12 @@ def yawed(design: Design) -> Design:
     return design.transformed(pose(rot_z(math.pi / 2)))
 
 
+SIZE_FACTORS = (1.15, 1.19, 1.23, 1.27)  # 3 % apart at least: sizes that a unit cannot explain
+
+
 def size_factor(index: int) -> float:
-    """The another_size factor of twin `index`, in [1.15, 1.3)."""
-    return round(1.15 + 0.15 * ((index * 0.6180339887) % 1.0), 3)
+    """The another_size factor of twin `index`."""
+    return SIZE_FACTORS[index % len(SIZE_FACTORS)]
 
 
 def design_key(variant: str, index: int) -> str:
@@ -103,6 +108,23 @@ def design_key(variant: str, index: int) -> str:
     if variant == "another_size":
         return f"size x{size_factor(index)}"
     return "original"
+
+
+def design_digest(design: Design) -> str:
+    """A digest of what a design builds (parts, joints; not its name), so that two objects that
+    happen to draw the same design are known to be the same object."""
+    parts = [
+        [link.name, p.shape, list(p.size), np.round(p.pose, 9).tolist()]
+        for link in design.links
+        for p in link.parts
+    ]
+    joints = [
+        [j.type, j.parent, j.child, np.round(j.frame, 9).tolist(), np.round(j.axis, 9).tolist()]
+        + [j.lower, j.upper, j.pitch]
+        for j in design.joints
+    ]
+    text = json.dumps([design.kind, parts, joints], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def apply_variant(design: Design, variant: str, index: int) -> Design:

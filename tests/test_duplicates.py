@@ -203,20 +203,24 @@ def twin_library(tmp_path_factory):
 
 
 def _truth(root: Path) -> tuple[set, set]:
-    """(planted duplicate pairs, planted near-miss pairs) as object_id pairs; two near-miss
-    twins of one original with the same design (one more drawer, say) are duplicates."""
+    """(pairs of the same object, planted near-miss pairs) as object_id pairs: objects of equal
+    design in twins.json are the same object."""
     objects = _table(root / "keep", "objects")
     ids = {(o["source"], o["source_id"].split("/")[0]): o["object_id"] for o in objects}
-    twins = json.loads((root / "library" / "twins.json").read_text())["twins"]
+    data = json.loads((root / "library" / "twins.json").read_text())
     groups, near = defaultdict(set), set()
-    for t in twins:
-        twin = ids[(t["source"], t["folder"])]
-        original = ids[(t["original_source"], t["original_folder"])]
-        groups[(original, t["design"])].add(twin)  # twins of one design: the same object
-        if t["duplicate"]:
-            groups[(original, t["design"])].add(original)
-        else:
-            near.add(frozenset((original, twin)))
+    for o in data["objects"]:  # equal designs: the same object
+        groups[o["design"]].add(ids[(o["source"], o["folder"])])
+    for t in data["twins"]:
+        if not t["duplicate"]:
+            near.add(
+                frozenset(
+                    (
+                        ids[(t["source"], t["folder"])],
+                        ids[t["original_source"], t["original_folder"]],
+                    )
+                )
+            )
     pairs = {frozenset(p) for g in groups.values() for p in itertools.combinations(g, 2)}
     return pairs, near
 
