@@ -13,8 +13,8 @@ surface measure below 0.003 (in diagonals: planted duplicates of the generated l
 the real xArm7 as URDF and MJCF: 0.0029), while near-misses measure 0.0045 and more (a
 cabinet with one drawer more, the URDFormer cabinets built from one set of parts: 0.010);
 SHAPE_TOLERANCE lies between. Objects built of the same mesh files
-(`duplicates.stage.mesh_match`) are compared at the size their mesh scales give and may rest in other poses (a door frame turned by the
-source): POSED_TOLERANCE.
+(`duplicates.stage.mesh_match`) are compared at the size their mesh scales give and may rest
+in other poses (a door frame turned by the source): POSED_TOLERANCE.
 """
 
 from __future__ import annotations
