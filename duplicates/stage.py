@@ -29,7 +29,9 @@ naming the canonical id.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from duplicates import keys, motion, shape
@@ -37,6 +39,7 @@ from normalize.meshes import load_mesh
 from normalize.urdf import read_object
 
 HANDLINGS = ("keep", "move_out")
+THREADS = 2  # pairs measured at once (the evidence does not depend on the order)
 MESH_SHARE = keys.MESH_SHARE
 STOCK_VERTICES = 100  # a mesh with fewer vertices (a box, a cylinder) is no evidence of identity
 
@@ -90,17 +93,26 @@ class _Samples:
         self.records = records
         self.known: dict[str, shape.Sample] = {}
         self.mesh_uses: dict[str, tuple] = {}
+        self.lock = threading.Lock()
+        self.pending: dict[str, threading.Lock] = {}
         self.checked: set[str] = set()  # mesh digests whose vertex count is known
         self.stock: set[str] = set()  # ... and those with fewer than STOCK_VERTICES
 
     def __getitem__(self, object_id: str) -> shape.Sample:
-        if object_id not in self.known:
-            r = self.records[object_id]
-            self.known[object_id] = shape.surface_sample(r.urdf, r.diagonal)
+        with self.lock:
+            pending = self.pending.setdefault(object_id, threading.Lock())
+        with pending:  # one thread samples an object, the others wait for it
+            if object_id not in self.known:
+                r = self.records[object_id]
+                self.known[object_id] = shape.surface_sample(r.urdf, r.diagonal)
         return self.known[object_id]
 
     def uses(self, object_id: str) -> tuple:
         """(mesh file, scale) of each mesh shape; files with few vertices go into `stock`."""
+        with self.lock:
+            return self._uses(object_id)
+
+    def _uses(self, object_id: str) -> tuple:
         if object_id not in self.mesh_uses:
             r = self.records[object_id]
             uses = shape.mesh_uses(read_object(r.urdf))
@@ -252,7 +264,10 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
     todo |= {tuple(sorted(p)) for p in overridden if len(p) == 2 and p <= by_id.keys()}
     held = Counter(d for r in records for d in r.mesh_digests)
     common = frozenset(d for d, n in held.items() if n > keys.COMMON_DIGEST)
-    evidence = {p: measure(by_id[p[0]], by_id[p[1]], samples, common) for p in sorted(todo)}
+    ordered = sorted(todo)
+    with ThreadPoolExecutor(max_workers=THREADS) as pool:  # sampling and KD-trees leave the GIL
+        measured = pool.map(lambda p: measure(by_id[p[0]], by_id[p[1]], samples, common), ordered)
+        evidence = dict(zip(ordered, measured, strict=True))
 
     same = {frozenset(p) for p in settings.same}
     distinct = {frozenset(p) for p in settings.distinct}
