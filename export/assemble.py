@@ -13,15 +13,19 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from collections import Counter
 from pathlib import Path
 
 import pyarrow.compute as pc
 import yaml
 
+from duplicates import DuplicateSettings, find_duplicates, record_from_rows
+from duplicates.report import card_section as duplicates_section
+from duplicates.report import counts as duplicate_counts
 from export import card, manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
-from export.selection import SPLITS, EvalCandidate, select_eval, split_of
+from export.selection import SPLITS, assign_splits
 from normalize.sources import PROVENANCE_KEYS
 from previews.browser import browser_data, write_browser
 from previews.card import card_section
@@ -67,6 +71,35 @@ def _snapshot(run) -> str:
     return sha256_hex(canonical_json({"config": config, "objects": per_object}))
 
 
+def find_release_duplicates(staging: Path, accepted: list[dict], settings: DuplicateSettings):
+    """The duplicate stage on the accepted outcomes, reading their written objects in staging."""
+    records = [
+        record_from_rows(
+            o["rows"]["objects"][0],
+            o["rows"]["joints"],
+            o["files"],
+            staging / "objects" / o["object_id"],
+        )
+        for o in accepted
+    ]
+    return find_duplicates(records, settings)
+
+
+def _moved_out(o: dict, canonical: str) -> dict:
+    """The outcome of an object moved out as a duplicate: a rejection naming the canonical id."""
+    reject = manifests.reject_row(
+        object_id=o["object_id"],
+        source=o["source"],
+        source_id=o["source_id"],
+        source_path=o["source_path"],
+        stage="duplicates",
+        code="duplicate.of",
+        message=f"the same object as {canonical} (canonical member of its duplicate cluster)",
+        element=canonical,
+    )
+    return {**o, "accepted": False, "rows": {}, "reject": reject, "files": {}}
+
+
 def assemble_release(
     staging: Path,
     runs: list,
@@ -74,13 +107,29 @@ def assemble_release(
     previous: Path | None,
     versions: dict[str, str],
     sources_file: Path | None = None,
+    duplicates: DuplicateSettings | None = None,
+    seconds: dict | None = None,
 ) -> tuple[dict, str]:
     """Write manifests, plots, release.json, CHANGELOG.md, README.md, LICENSES.md, the
     sources file and checksums.sha256 into the staging folder (everything but the object
     folders, which the batches wrote); returns (release.json's content, the content hash).
     `sources_file`: the sources file of the build, copied as it is (without one, the sources'
-    settings are written as YAML)."""
+    settings are written as YAML). `duplicates`: the duplicate stage's settings (default: keep
+    and flag, sources in the order of `runs`); `seconds` receives the stage's wall time under
+    "duplicates"."""
+    if duplicates is None:
+        duplicates = DuplicateSettings(priority=tuple(run.source.name for run in runs))
     outcomes = [o for run in runs for o in run.outcomes]
+    started = time.perf_counter()
+    found = find_release_duplicates(staging, [o for o in outcomes if o["accepted"]], duplicates)
+    if seconds is not None:
+        seconds["duplicates"] = time.perf_counter() - started
+    outcomes = [
+        _moved_out(o, found.moved_out[o["object_id"]])
+        if o["accepted"] and o["object_id"] in found.moved_out
+        else o
+        for o in outcomes
+    ]
     accepted = [o for o in outcomes if o["accepted"]]
     tables: dict[str, list[dict]] = {name: [] for name in manifests.TABLES}
     for o in accepted:
@@ -88,22 +137,24 @@ def assemble_release(
             tables[name].extend(o["rows"].get(name, []))
     tables["rejects"] = [o["reject"] for o in outcomes if not o["accepted"]]
     tables["source_files"] = [
-        row for run in runs for o in run.outcomes if o["accepted"] for row in _source_files(run, o)
+        row
+        for run in runs
+        for o in run.outcomes
+        if o["accepted"] and o["object_id"] not in found.moved_out
+        for row in _source_files(run, o)
     ]
+    tables["duplicates"] = found.rows
 
-    eval_ids = select_eval(
-        [
-            EvalCandidate(
-                r["object_id"], r["category"], r["supercategory"], r["status"], r["n_joints"]
-            )
-            for r in tables["objects"]
-        ],
-        last={UNASSIGNED_SUPERCATEGORY},
-    )
-    tables["objects"] = [
-        {**r, "split": split_of(r["object_id"]), "eval200": r["object_id"] in eval_ids}
+    # Splits by cluster, eval200 among canonical members (export.selection.assign_splits).
+    objects = [
+        {
+            **r,
+            "cluster_id": found.cluster_of[r["object_id"]],
+            "is_canonical": found.is_canonical(r["object_id"]),
+        }
         for r in tables["objects"]
     ]
+    tables["objects"] = assign_splits(objects, last={UNASSIGNED_SUPERCATEGORY})
 
     # Object folders that no accepted outcome claims (none expected) do not enter the release.
     claimed = {o["object_id"] for o in accepted}
@@ -127,14 +178,15 @@ def assemble_release(
         known[f"manifest/{name}.parquet"] = sha256_file(path)
     content = release.content_hash(known)
 
-    stats_md = _statistics(arrow, staging)
+    stats_md = _statistics(arrow, staging) + duplicates_section(found.rows)
     previews_md = card_section(
         staging, tables["objects"], {o["object_id"]: o.get("preview") for o in accepted}
     )
     previous_info = release.read_release(previous) if previous else None
     previous_objects = release.read_objects(previous) if previous else None
     info = release.write_release_json(
-        staging, _release_info(runs, tables, version, versions, content, previous_info)
+        staging,
+        _release_info(runs, tables, version, versions, content, previous_info, found.moved_out),
     )
     (staging / "CHANGELOG.md").write_text(
         release.changelog_markdown(
@@ -194,12 +246,12 @@ def _statistics(arrow: dict, staging: Path) -> str:
     return write_release_statistics(objects.to_pandas(), joints.to_pandas(), staging / "plots")
 
 
-def _release_info(runs, tables, version, versions, content, previous_info) -> dict:
+def _release_info(runs, tables, version, versions, content, previous_info, moved_out) -> dict:
     objects = tables["objects"]
     joints = tables["joints"]
     sources = []
     for run in runs:
-        accepted = sum(o["accepted"] for o in run.outcomes)
+        accepted = sum(o["accepted"] and o["object_id"] not in moved_out for o in run.outcomes)
         sources.append(
             {
                 "name": run.source.name,
@@ -238,6 +290,7 @@ def _release_info(runs, tables, version, versions, content, previous_info) -> di
                 sorted(Counter(r["stage"] for r in tables["rejects"]).items())
             ),
             "rejects_by_code": dict(Counter(r["code"] for r in tables["rejects"]).most_common()),
+            "duplicates": duplicate_counts(tables["duplicates"]),
         },
         "previous": (
             {"version": previous_info["version"], "content_hash": previous_info["content_hash"]}

@@ -26,7 +26,7 @@ from export.digests import sha256_file, sha256_hex
 from normalize.convention import rest_bounds
 from normalize.model import ArticulatedObject, Geometry
 
-TABLES = ("objects", "joints", "links", "rejects", "review", "source_files")
+TABLES = ("objects", "joints", "links", "rejects", "review", "duplicates", "source_files")
 
 
 # --------------------------------------------------------------------------- schemas
@@ -84,6 +84,7 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "rejects": ("source", "source_id"),
     "review": ("object_id",),
     "source_files": ("object_id", "path"),
+    "duplicates": ("cluster_id", "object_id", "matched_to"),
 }
 
 
@@ -203,8 +204,9 @@ def object_row(
     contact sheet, None when previews were skipped) are relative to the release root;
     `object_dir` is where the object's files are now and `files` the digests of its asset files
     (`folder_digests(object_dir)` before previews are rendered: previews count in neither
-    assets_sha256, n_files nor total_bytes). `split` and `eval200` are filled in when the release is
-    assembled (eval200 depends on the whole release)."""
+    assets_sha256, n_files nor total_bytes). `split`, `eval200`, `cluster_id` and
+    `is_canonical` are filled in when the release is assembled (they depend on the whole
+    release)."""
     object_dir = Path(object_dir)
     urdf_name = Path(urdf_path).name
     assets = [(name, d) for name, d in files.items() if name != urdf_name]
@@ -246,6 +248,8 @@ def object_row(
         "changes": list(changes),
         "split": "",
         "eval200": False,
+        "cluster_id": object_id,
+        "is_canonical": True,
         "convention_version": convention_version,
     }
 

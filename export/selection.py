@@ -1,7 +1,11 @@
 """Which objects go where: the train/validation/test split and the `eval200` evaluation set.
 
-Both depend only on object ids and categories, never on build order or time, so two builds of
-the same inputs select the same objects, and an object keeps its split from release to release.
+Both depend only on object ids, duplicate clusters and categories, never on build order or
+time, so two builds of the same inputs select the same objects, and an object keeps its split
+from release to release (a cluster's id is its canonical member's object_id, so a canonical
+object keeps its split when copies of it appear). Splits are drawn per duplicate cluster and
+eval200 only from canonical members (`assign_splits`), so no cluster leaks across splits and
+eval200 never holds two copies of one object.
 """
 
 from __future__ import annotations
@@ -22,15 +26,35 @@ def stable_fraction(text: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def split_of(object_id: str) -> str:
-    """ "train", "validation" or "test" (80/10/10) by a stable hash of the object id."""
-    x = stable_fraction("split:" + object_id)
+def split_of(cluster_id: str) -> str:
+    """ "train", "validation" or "test" (80/10/10) by a stable hash of the duplicate cluster's
+    id (an object without duplicates is its own cluster: its object_id)."""
+    x = stable_fraction("split:" + cluster_id)
     bound = 0.0
     for name, fraction in SPLIT_FRACTIONS:
         bound += fraction
         if x < bound:
             return name
     return SPLIT_FRACTIONS[-1][0]
+
+
+def assign_splits(objects: Sequence[dict], last: Collection[str] = ()) -> list[dict]:
+    """objects-table rows (with cluster_id and is_canonical) with `split` by cluster and
+    `eval200` chosen among canonical members (`select_eval`, `last` as there)."""
+    eval_ids = select_eval(
+        [
+            EvalCandidate(
+                r["object_id"], r["category"], r["supercategory"], r["status"], r["n_joints"]
+            )
+            for r in objects
+            if r["is_canonical"]
+        ],
+        last=last,
+    )
+    return [
+        {**r, "split": split_of(r["cluster_id"]), "eval200": r["object_id"] in eval_ids}
+        for r in objects
+    ]
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from duplicates import load_settings as load_duplicate_settings
 from export import release
 from normalize.sources import load_sources, overrides_file
 from pipeline.build import (
@@ -96,7 +97,9 @@ def build_command(
         sources = demo_library(cache_root)
     try:
         configs = load_sources(sources)
-        category_overrides = category_overrides_for(configs, overrides or overrides_file(sources))
+        overrides = overrides or overrides_file(sources)
+        category_overrides = category_overrides_for(configs, overrides)
+        duplicate_settings = load_duplicate_settings(sources, overrides, [c.name for c in configs])
         previous_version = None
         if previous is not None:  # found now, not after the whole build
             previous_version = release.read_release(previous)["version"]
@@ -129,6 +132,7 @@ def build_command(
         overrides=category_overrides,
         replace=replace,
         sources_file=Path(sources),
+        duplicates=duplicate_settings,
     )
     try:
         result = build_release(config)

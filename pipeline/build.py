@@ -28,6 +28,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from duplicates import DuplicateSettings
 from export import release
 from export.assemble import assemble_release
 from normalize.sources import Candidate, SourceConfig, discover, skipped_files
@@ -104,6 +105,7 @@ class BuildConfig:
     dask_address: str | None = None
     cache_dir: Path | None = None
     overrides: dict[str, str] = field(default_factory=dict)
+    duplicates: DuplicateSettings | None = None  # None: keep and flag, priority = sources order
     live: bool | None = None  # progress display; None: only on a terminal
     replace: bool = False  # replace a release already at `out` (`--replace`)
     sources_file: Path | None = None  # copied into the release (else the settings as YAML)
@@ -445,6 +447,8 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
                 config.previous,
                 dict(settings.versions),
                 config.sources_file,
+                config.duplicates,
+                seconds,
             )
             seconds["assemble"] = time.perf_counter() - t
             release.publish(staging, out)
@@ -457,6 +461,7 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
         stages.update({k: v for k, v in o["seconds"].items() if k != "total"})
     seconds["stages"] = sum(v for k, v in stages.items() if k != "discover")
     seconds["total"] = time.perf_counter() - called
+    stages["duplicates"] = seconds["duplicates"]
     return BuildResult(
         out=out,
         version=config.version,

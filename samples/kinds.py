@@ -19,8 +19,9 @@ from samples.frames import rot_x, rot_z, rotation_to
 class Sampler:
     """Seeded choices, rounded so that written files and ground truth agree exactly."""
 
-    def __init__(self, rng: np.random.Generator):
+    def __init__(self, rng: np.random.Generator, extra_drawers: int = 0):
         self.rng = rng
+        self.extra_drawers = extra_drawers  # a near-miss twin: the same cabinet, more drawers
 
     def u(self, lo: float, hi: float, digits: int = 3) -> float:
         return round(float(self.rng.uniform(lo, hi)), digits)
@@ -56,6 +57,7 @@ def cabinet(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
     width, depth, height, t = s.u(0.6, 1.2), s.u(0.35, 0.6), s.u(0.8, 1.5), 0.018
     n_drawers = 3 if demo else s.i(1, 4)
     n_doors = 2 if demo else s.i(0 if n_drawers > 1 else 1, 2)
+    n_drawers += s.extra_drawers
     body = b.link("body", "cabinet_frame")
     _carcass(b, body, width, depth, height, t)
     inner_w, inner_h, front = width - 2 * t, height - 2 * t, -depth / 2

@@ -13,9 +13,10 @@ from samples.frames import pose, rot_z
 from samples.kinds import Sampler, build_design
 from samples.mjcf import write_mjcf
 from samples.partnet import write_partnet
-from samples.plan import SOURCES, ObjectPlan
+from samples.plan import ALL_SOURCES, ObjectPlan
 from samples.sdf import write_sdf
 from samples.truth import truth_json, truth_record
+from samples.twins import apply_variant, design_digest, design_key
 from samples.urdf import partnet_frame_correction, write_urdf
 from samples.written import Quirks
 
@@ -44,6 +45,8 @@ class GeneratedObject:
     plan: ObjectPlan
     files: dict[str, str]  # relative to the object folder, truth.json included
     upper_first: bool  # needs the limits.reversed allowance
+    design: str = ""  # which object it is: `design_digest` of the design before the variant
+    # and the twin's `design_key` (equal for the same object)
 
 
 def _rotate_joint_frames(design: Design, s: Sampler) -> Design:
@@ -78,8 +81,11 @@ def _pick_joints(design: Design, count: int, s: Sampler, types: tuple[str, ...])
 
 def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
     """Build, write and describe one object (pure: no file access)."""
-    s = Sampler(plan.rng(seed))
+    s = Sampler(plan.rng(seed), extra_drawers=int(plan.variant == "one_more_drawer"))
     design = build_design(plan.kind, plan.name, s, plan.demo, plan.helpers)
+    identity = f"{design_digest(design)}/{design_key(plan.variant, plan.index)}"
+    if plan.variant:
+        design = apply_variant(design, plan.variant, plan.index)
     if plan.rotated_frames:
         design = _rotate_joint_frames(design, s)
     if plan.placement:
@@ -95,7 +101,7 @@ def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
         relative_to=plan.relative_to,
         deprecated_pitch=plan.deprecated_pitch,
     )
-    fmt, up_axis = SOURCES[plan.source]
+    fmt, up_axis = ALL_SOURCES[plan.source]
     labels = []
     has_helical = any(j.type == "helical" for j in design.joints)
     if fmt == "partnet_mobility":
@@ -134,4 +140,4 @@ def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
     labels += [label for label, on in flags.items() if on]
     record = truth_record(in_file, fmt, written.entry, written.joint_names, labels)
     files = {**written.files, "truth.json": truth_json(record)}
-    return GeneratedObject(plan, files, bool(quirks.upper_first))
+    return GeneratedObject(plan, files, bool(quirks.upper_first), identity)

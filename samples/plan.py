@@ -18,6 +18,10 @@ SOURCES = {
     "sample_mjcf": ("mjcf", "z"),
     "sample_sdf": ("sdf", "z"),
 }
+# Sources that only a library with planted duplicates has (samples.twins): name -> (format, up
+# axis, scale).
+PLANTED_SOURCES = {"sample_urdf_mm": ("urdf", "z", 0.001)}
+ALL_SOURCES = {**SOURCES, **{k: v[:2] for k, v in PLANTED_SOURCES.items()}}
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class ObjectPlan:
     body_fragment: bool = False  # MJCF
     relative_to: bool = False  # SDF
     deprecated_pitch: bool = False  # SDF
+    twin_of: int | None = None  # a twin: built from the design of object `twin_of`
+    variant: str = ""  # what the twin changes (samples.twins)
 
     @property
     def name(self) -> str:
@@ -46,10 +52,11 @@ class ObjectPlan:
 
     @property
     def format(self) -> str:
-        return SOURCES[self.source][0]
+        return ALL_SOURCES[self.source][0]
 
     def rng(self, seed: int) -> np.random.Generator:
-        return np.random.default_rng([seed, self.index])
+        """The design's choices: a twin makes those of the object it copies."""
+        return np.random.default_rng([seed, self.index if self.twin_of is None else self.twin_of])
 
 
 def _demo(source: str, kind: str, **quirks) -> ObjectPlan:
@@ -104,7 +111,7 @@ DEMO = [
 
 def _random_plan(index: int, source: str, kind: str, seed: int) -> ObjectPlan:
     rng = np.random.default_rng([seed, index, 1])
-    fmt = SOURCES[source][0]
+    fmt = ALL_SOURCES[source][0]
 
     def p(probability: float) -> bool:
         return bool(rng.random() < probability)
@@ -128,14 +135,70 @@ def _random_plan(index: int, source: str, kind: str, seed: int) -> ObjectPlan:
     )
 
 
-def plan_library(n: int = 0, seed: int = 0) -> list[ObjectPlan]:
+def plan_library(n: int = 0, seed: int = 0, twins: float = 0.0) -> list[ObjectPlan]:
     """The curated demo set when n == 0, else exactly n objects cycling through its
-    (source, kind) pairs with seeded quirks."""
+    (source, kind) pairs with seeded quirks; with `twins` > 0 about that fraction of them are
+    planted duplicates or near-misses of earlier objects (`samples.twins`)."""
     if n < 0:
         raise ValueError(f"--n must be 0 (the demo set) or a positive count, got {n}")
     if n == 0:
         return [replace(plan, index=i) for i, plan in enumerate(DEMO)]
-    return [
+    plans = [
         _random_plan(i, DEMO[i % len(DEMO)].source, DEMO[i % len(DEMO)].kind, seed)
         for i in range(n)
     ]
+    if twins > 0:
+        plans = _plant_twins(plans, seed, twins)
+    return plans
+
+
+# Kinds never twinned: a bottle's screw is bounded or not depending on the writer's quirks.
+UNTWINNED = ("bottle",)
+
+
+def _plant_twins(plans: list[ObjectPlan], seed: int, fraction: float) -> list[ObjectPlan]:
+    from samples.twins import DUPLICATE_VARIANTS, MM_SOURCE, NEAR_MISS_VARIANTS
+
+    rng = np.random.default_rng([seed, 2])
+    originals: list[ObjectPlan] = []
+    out = []
+    for plan in plans:
+        if not originals or rng.random() >= fraction:
+            originals.append(plan)
+            out.append(plan)
+            continue
+        duplicate = rng.random() < 0.7
+        variants = DUPLICATE_VARIANTS if duplicate else NEAR_MISS_VARIANTS
+        variant = variants[int(rng.integers(len(variants)))]
+        pool = [o for o in originals if o.kind not in UNTWINNED]
+        if variant == "one_more_drawer":
+            pool = [o for o in originals if o.kind == "cabinet"]
+            if not pool:
+                variant, pool = "another_size", originals
+        original = pool[int(rng.integers(len(pool)))]
+        if variant == "millimetres":
+            source = MM_SOURCE
+        else:
+            others = [s for s in SOURCES if ALL_SOURCES[s][0] != original.format]
+            if original.placement or original.rotated_frames:  # PartNet keeps fixed frames
+                others = [s for s in others if ALL_SOURCES[s][0] != "partnet_mobility"]
+            source = others[int(rng.integers(len(others)))]
+        # The twin keeps the original's frames (the same placement) and takes the quirks of
+        # its own format.
+        quirks = _random_plan(plan.index, source, original.kind, seed)
+        out.append(
+            replace(
+                original,
+                index=plan.index,
+                source=source,
+                non_unit_axis=quirks.non_unit_axis,
+                upper_first=quirks.upper_first,
+                angle_degree=quirks.angle_degree,
+                body_fragment=quirks.body_fragment,
+                relative_to=quirks.relative_to,
+                deprecated_pitch=quirks.deprecated_pitch,
+                twin_of=original.index,
+                variant=variant,
+            )
+        )
+    return out

@@ -28,6 +28,7 @@ LAYERS = (
     "taxonomy",
     "verify",
     "previews",
+    "duplicates",
     "export",
     "scoring",
     "pipeline",

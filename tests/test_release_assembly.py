@@ -185,7 +185,7 @@ def test_card_front_matter(tmp_path):
         {"split": "train", "path": "data/objects/train.parquet"}
     ], "splits without objects are left out"
     assert by_name["joints"]["data_files"] == "manifest/joints.parquet"
-    assert "`review`, `objects/validation`, `objects/test`" in text
+    assert "`review`, `duplicates`, `objects/validation`, `objects/test`" in text
     assert "| a | urdf | MIT License | 2 | 1 | 1 |" in text and "xml.malformed" in text
     assert "plots/joints.png" in text
     assert "## Dataset structure" in text and "| `twist` | `fixed_size_list" in text

@@ -1,0 +1,142 @@
+"""Benchmark of the duplicate stage: a generated library with planted duplicates and
+near-misses (`samples.twins`), built without Prefect; precision and recall of the duplicate
+pairs found, and the stage's wall time against the whole build's, in one run.
+
+    .venv/bin/python bench/duplicates.py [--n 2000] [--twins 0.2] [--seed 0] [--workers 2]
+
+Truth: the objects of twins.json with equal `design` are the same object: a twin of variant
+reexport, yaw, millimetres, renamed or welded and its original, two near-miss twins of one
+design, two objects that happened to draw the same design; a near-miss (one_more_drawer,
+another_size) is not its original. Pairs are counted among accepted objects. Writes
+bench/results/duplicates.json (or --json PATH).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import platform
+import shutil
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+# This file's folder comes first on sys.path when run as a script, and its name would hide the
+# `duplicates` package: look packages up from the repository instead.
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
+
+import pyarrow.parquet as pq  # noqa: E402
+
+from normalize.sources import load_sources  # noqa: E402
+from pipeline.build import BuildConfig, build_locally  # noqa: E402
+from samples.generate import generate_library  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "duplicates.json"
+
+
+def _pairs(groups) -> set[frozenset]:
+    return {frozenset(p) for g in groups for p in itertools.combinations(sorted(g), 2)}
+
+
+def truth_pairs(library: Path, folder_to_id: dict) -> tuple[set, set, Counter]:
+    """(duplicate pairs, near-miss pairs, twins by variant) among accepted objects."""
+    data = json.loads((library / "twins.json").read_text())
+    groups: dict[str, set] = defaultdict(set)
+    for o in data["objects"]:
+        object_id = folder_to_id.get((o["source"], o["folder"]))
+        if object_id is not None:
+            groups[o["design"]].add(object_id)
+    near = set()
+    variants = Counter()
+    for t in data["twins"]:
+        twin = folder_to_id.get((t["source"], t["folder"]))
+        original = folder_to_id.get((t["original_source"], t["original_folder"]))
+        variants[(t["variant"], twin is not None and original is not None)] += 1
+        if twin is not None and original is not None and not t["duplicate"]:
+            near.add(frozenset((original, twin)))
+    return _pairs(groups.values()), near, variants
+
+
+def run(n: int, twins: float, seed: int, workers: int, keep: Path | None) -> dict:
+    root = Path(tempfile.mkdtemp(prefix="dup-bench-"))
+    try:
+        library = root / "library"
+        generate_library(library, n=n, seed=seed, twins=twins)
+        config = BuildConfig(
+            sources=load_sources(library / "sources.yaml"),
+            out=root / "release",
+            version="bench",
+            runner="local",
+            workers=workers,
+            cache_dir=None,
+            live=False,
+        )
+        result = build_locally(config)
+        manifest = root / "release" / "manifest"
+        objects = pq.read_table(manifest / "objects.parquet").to_pylist()
+        rows = pq.read_table(manifest / "duplicates.parquet").to_pylist()
+        folder_to_id = {
+            (o["source"], o["source_id"].split("/")[0]): o["object_id"] for o in objects
+        }
+        truth, near, variants = truth_pairs(library, folder_to_id)
+        clusters: dict[str, set] = defaultdict(set)
+        for r in rows:
+            if r["decision"] != "override.distinct":
+                clusters[r["cluster_id"]].add(r["object_id"])
+        found = _pairs(clusters.values())
+        hit = found & truth
+        false_pairs = sorted(sorted(p) for p in found - truth)
+        missed = sorted(sorted(p) for p in truth - found)
+        seconds = result.seconds
+        out = {
+            "benchmark": "duplicate stage on a generated library with planted twins",
+            "machine": f"{platform.machine()}, {workers} workers",
+            "objects_generated": n,
+            "twin_fraction": twins,
+            "seed": seed,
+            "accepted": len(objects),
+            "twins_by_variant": {
+                f"{v} ({'both accepted' if ok else 'one rejected'})": c
+                for (v, ok), c in sorted(variants.items())
+            },
+            "truth_pairs": len(truth),
+            "near_miss_pairs": len(near),
+            "found_pairs": len(found),
+            "true_positive_pairs": len(hit),
+            "precision": len(hit) / len(found) if found else 1.0,
+            "recall": len(hit) / len(truth) if truth else 1.0,
+            "near_misses_joined": len(found & near),
+            "false_pairs": false_pairs[:20],
+            "missed_pairs": missed[:20],
+            "clusters": len(clusters),
+            "stage_wall_s": round(seconds["duplicates"], 3),
+            "build_wall_s": round(seconds["total"], 3),
+            "stage_share": round(seconds["duplicates"] / seconds["total"], 4),
+        }
+        if keep:
+            shutil.copytree(root / "release", keep, dirs_exist_ok=True)
+        return out
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=2000)
+    parser.add_argument("--twins", type=float, default=0.2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--json", type=Path, default=RESULTS)
+    parser.add_argument("--keep", type=Path, default=None, help="copy the release here")
+    args = parser.parse_args()
+    out = run(args.n, args.twins, args.seed, args.workers, args.keep)
+    print(json.dumps(out, indent=1))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Kinematic evidence: the exact tree distance E_tree between two objects' joints.
+
+Trees are built from the joints table as `verify.checks.kinematics.metric_tree` builds them
+from the object model: one edge (parent link, child link) per joint with its world-frame twist
+and limits at rest (split norm, alpha = 1; E^phi at kappa = pi when a joint is unbounded). A is
+first turned by the yaw the shape evidence chose and scaled to B's size (a twist's linear part
+scales with length), so E_tree is zero for the same motion whatever the frame or unit.
+
+E_tree splits into the cost of the matched joints and the motion of the unmatched ones
+(E(J, J0) each). The relation of the two objects:
+- "same": E_tree <= tolerance;
+- "welded": every moving joint of the object with fewer is, within the tolerance, a distinct
+  joint of the other (an assignment over the joint distance matrix): the same object with some
+  joints fixed, whose own motion is `welded_motion` (E_tree's optimal matching may pair the
+  joints otherwise at the same cost, e.g. two doors on one hinge line);
+- "changed": anything else (other joints, other limits).
+The tolerance is RELATIVE_TOLERANCE times the larger total motion (sum of E(J, J0)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+import metric
+
+KAPPA = math.pi
+RELATIVE_TOLERANCE = 1e-4
+TREE_BUDGET = 5000
+SPLIT = metric.split_norm(1.0)
+
+
+@dataclass(frozen=True)
+class MotionEvidence:
+    e_tree: float
+    matched: float  # summed E of the matched joints
+    unmatched_a: float  # summed E(J, J0) of A's unmatched joints
+    unmatched_b: float
+    exact: bool
+    relation: str  # same, welded, changed
+    welded_motion: float = 0.0  # own motion of the joints "welded" leaves unassigned
+
+
+def joint_tree(rows, rotation: np.ndarray | None = None, scale: float = 1.0) -> metric.Tree:
+    """The metric tree of a joints-table slice, turned by `rotation` (3x3) and scaled."""
+    rows = list(rows)
+    twist = np.array([r["twist"] for r in rows], dtype=float).reshape(-1, 6)
+    if rotation is not None:
+        twist = np.concatenate([twist[:, :3] @ rotation.T, twist[:, 3:] @ rotation.T], axis=1)
+    twist[:, 3:] *= scale
+    lower = np.array([r["lower"] for r in rows], dtype=float)
+    upper = np.array([r["upper"] for r in rows], dtype=float)
+    return metric.Tree(
+        [(r["parent"], r["child"]) for r in rows], metric.Joints(twist, lower, upper)
+    )
+
+
+def motion_evidence(a: metric.Tree, b: metric.Tree) -> MotionEvidence:
+    """E_tree(A, B) and how it splits (see the module)."""
+    kappa = KAPPA if any((~t.joints.bounded).any() for t in (a, b)) else None
+    found = metric.tree_distance(a, b, SPLIT, kappa=kappa, budget=TREE_BUDGET)
+    own_a = metric.distance_to_fixed(a.joints, SPLIT, kappa) if len(a) else np.zeros(0)
+    own_b = metric.distance_to_fixed(b.joints, SPLIT, kappa) if len(b) else np.zeros(0)
+    pairs = list(found.matching)
+    matched = 0.0
+    if pairs:
+        i, k = (np.array(x, dtype=np.int64) for x in zip(*pairs, strict=True))
+        matched = float(metric.joint_distance(a.joints[i], b.joints[k], SPLIT, kappa).sum())
+    used_a = {i for i, _ in pairs}
+    used_b = {k for _, k in pairs}
+    unmatched_a = float(sum(own_a[i] for i in range(len(a)) if i not in used_a))
+    unmatched_b = float(sum(own_b[k] for k in range(len(b)) if k not in used_b))
+    tol = RELATIVE_TOLERANCE * max(float(own_a.sum()), float(own_b.sum()), 1e-9)
+    welded = None
+    relation = "same" if found.value <= tol else "changed"
+    if relation == "changed":
+        welded = _welded_motion(a, b, kappa, tol)
+        relation = "welded" if welded is not None else "changed"
+    return MotionEvidence(
+        float(found.value),
+        matched,
+        unmatched_a,
+        unmatched_b,
+        bool(found.exact),
+        relation,
+        welded or 0.0,
+    )
+
+
+def _welded_motion(a: metric.Tree, b: metric.Tree, kappa, tol: float) -> float | None:
+    """The own motion of the other's unassigned joints when every moving joint of the object
+    with fewer is a distinct joint of the other within `tol`, else None."""
+    ja, jb = a.joints[~a.joints.fixed], b.joints[~b.joints.fixed]
+    small, big = (ja, jb) if len(ja) <= len(jb) else (jb, ja)
+    if len(small) == len(big):
+        return None
+    if len(small) == 0:
+        return float(metric.distance_to_fixed(big, SPLIT, kappa).sum())
+    cost = metric.joint_distance_matrix(small, big, SPLIT, kappa)
+    rows, cols = linear_sum_assignment(cost)
+    if cost[rows, cols].max() > tol:
+        return None
+    rest = np.setdiff1d(np.arange(len(big)), cols)
+    return float(metric.distance_to_fixed(big[rest], SPLIT, kappa).sum())

@@ -1,0 +1,346 @@
+"""The duplicate stage: candidate pairs, evidence, decisions, clusters and the canonical member.
+
+`find_duplicates(records, settings)` takes every accepted object (`keys.ObjectRecord`) and
+returns the clusters, the duplicates-table rows and the objects to move out:
+
+1. cheap keys propose candidate pairs (`keys.candidate_pairs`, `keys.cheap_match`);
+2. each surviving pair is measured (`measure`): the size ratio, E_tree after each quarter yaw
+   and that scale (`motion`, no file read), then the shape distance (`shape`) at the yaws where
+   the motion agrees;
+3. a pair is a duplicate when the motion agrees ("same", or "welded": the same joints with
+   some fixed) and the shapes agree (Chamfer <= SHAPE_TOLERANCE at a unit-factor size ratio);
+   or when both are built of the same mesh files (`mesh_match`: MESH_SHARE of the smaller
+   object's mesh uses and files byte-identical at one unit-factor scale, stock shapes not
+   counted) and their rest shapes agree within POSED_TOLERANCE, whatever the joints say (a
+   re-shipped object whose joints were re-typed, re-limited or whose door frame was turned);
+4. curator overrides (`settings.same`, `settings.distinct`) win over evidence and are recorded
+   as the decision (`override.same`, `override.distinct`);
+5. union-find over the duplicate pairs (overrides first, then by shape distance; a pair that
+   would join two objects declared distinct is not joined) gives the clusters;
+6. the canonical member of a cluster is the first by: source priority (`settings.priority`, the
+   order of the sources file), more moving joints, status pass before warn, object_id.
+
+A cluster's id is its canonical member's object_id (an object alone is its own cluster), so a
+canonical object keeps its split (`export.selection.split_of(cluster_id)`) when copies of it are
+found. Nothing is lost: with handling "keep" (default) every member stays in the release,
+flagged by is_canonical; with "move_out" the others become rejects with code `duplicate.of`
+naming the canonical id.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+from duplicates import keys, motion, shape
+from normalize.meshes import load_mesh
+from normalize.urdf import read_object
+
+HANDLINGS = ("keep", "move_out")
+THREADS = 2  # pairs measured at once (the evidence does not depend on the order)
+MESH_SHARE = keys.MESH_SHARE
+STOCK_VERTICES = 100  # a mesh with fewer vertices (a box, a cylinder) is no evidence of identity
+
+
+@dataclass(frozen=True)
+class DuplicateSettings:
+    """handling: "keep" or "move_out"; priority: source names, best first; same / distinct:
+    curator overrides as (object_id, object_id) pairs."""
+
+    handling: str = "keep"
+    priority: tuple[str, ...] = ()
+    same: tuple[tuple[str, str], ...] = ()
+    distinct: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self):
+        if self.handling not in HANDLINGS:
+            raise ValueError(f"duplicates must be one of {', '.join(HANDLINGS)}")
+
+
+@dataclass(frozen=True)
+class PairEvidence:
+    a: str
+    b: str
+    keys: tuple[str, ...]
+    shape_distance: float | None = None
+    yaw: int | None = None
+    scale_ratio: float | None = None
+    motion: motion.MotionEvidence | None = None
+    same_meshes: bool = False
+    duplicate: bool = False
+    decision: str = "distinct"  # duplicate, distinct, override.same, override.distinct
+
+
+@dataclass
+class DuplicateResult:
+    cluster_of: dict[str, str]  # object_id -> cluster id (its canonical member's id)
+    rows: list[dict]  # the duplicates table
+    moved_out: dict[str, str]  # object_id -> canonical id (handling "move_out")
+    evidence: list[PairEvidence] = field(default_factory=list)  # every measured pair
+
+    def is_canonical(self, object_id: str) -> bool:
+        return self.cluster_of.get(object_id, object_id) == object_id
+
+
+# --------------------------------------------------------------------------- evidence
+class _Samples:
+    """Surface samples and mesh uses, read once per object and only for objects that need
+    them."""
+
+    def __init__(self, records: dict[str, keys.ObjectRecord]):
+        self.records = records
+        self.known: dict[str, shape.Sample] = {}
+        self.mesh_uses: dict[str, tuple] = {}
+        self.lock = threading.Lock()
+        self.pending: dict[str, threading.Lock] = {}
+        self.checked: set[str] = set()  # mesh digests whose vertex count is known
+        self.stock: set[str] = set()  # ... and those with fewer than STOCK_VERTICES
+
+    def __getitem__(self, object_id: str) -> shape.Sample:
+        with self.lock:
+            pending = self.pending.setdefault(object_id, threading.Lock())
+        with pending:  # one thread samples an object, the others wait for it
+            if object_id not in self.known:
+                r = self.records[object_id]
+                self.known[object_id] = shape.surface_sample(r.urdf, r.diagonal)
+        return self.known[object_id]
+
+    def uses(self, object_id: str) -> tuple:
+        """(mesh file, scale) of each mesh shape; files with few vertices go into `stock`."""
+        with self.lock:
+            return self._uses(object_id)
+
+    def _uses(self, object_id: str) -> tuple:
+        if object_id not in self.mesh_uses:
+            r = self.records[object_id]
+            uses = shape.mesh_uses(read_object(r.urdf))
+            digests = dict(r.mesh_files)
+            for name, _ in uses:
+                digest = digests.get(name)
+                if digest is not None and digest not in self.checked:
+                    self.checked.add(digest)
+                    mesh = load_mesh(r.urdf.parent / name, root=r.urdf.parent)
+                    if len(mesh.vertices) < STOCK_VERTICES:
+                        self.stock.add(digest)
+            self.mesh_uses[object_id] = uses
+        return self.mesh_uses[object_id]
+
+
+def mesh_match(a, b, uses_a, uses_b, common, stock=None) -> float | None:
+    """The size factor f when B uses the same mesh files as A, each scaled f times as much
+    (MESH_SHARE of the smaller object's mesh uses and of its distinct files; f a unit factor),
+    else None. Files whose digest is in `common` (held by many objects) or `stock` (simple
+    shapes: fewer than STOCK_VERTICES vertices, such as a box) are no evidence and do not
+    count."""
+    digest_a, digest_b = dict(a.mesh_files), dict(b.mesh_files)
+    uses_a = [(digest_a.get(name), scale) for name, scale in uses_a]
+    uses_b = [(digest_b.get(name), scale) for name, scale in uses_b]
+    uses_a = [(d, s) for d, s in uses_a if d is not None and d not in common]
+    uses_b = [(d, s) for d, s in uses_b if d is not None and d not in common]
+    if stock is not None:
+        uses_a = [(d, s) for d, s in uses_a if d not in stock]
+        uses_b = [(d, s) for d, s in uses_b if d not in stock]
+    smaller = min(len(uses_a), len(uses_b))
+    distinct_a, distinct_b = {d for d, _ in uses_a}, {d for d, _ in uses_b}
+    fewer = min(len(distinct_a), len(distinct_b))
+    if smaller < 2 or len(distinct_a & distinct_b) < max(2, MESH_SHARE * fewer):
+        return None
+    first_b = {}
+    for digest, scale in uses_b:
+        first_b.setdefault(digest, scale)
+    ratios = Counter(round(first_b[d] / s, 6) for d, s in uses_a if d in first_b and s > 0)
+    if not ratios:
+        return None
+    factor = min(ratios, key=lambda r: (-ratios[r], r))
+    if keys.unit_factor(factor) is None:
+        return None
+    shared = Counter((d, round(s * factor, 6)) for d, s in uses_a) & Counter(
+        (d, round(s, 6)) for d, s in uses_b
+    )
+    return factor if sum(shared.values()) >= MESH_SHARE * smaller else None
+
+
+def _motions(a: keys.ObjectRecord, b: keys.ObjectRecord, ratio: float, yaws) -> dict:
+    tree_b = motion.joint_tree(b.joints)
+    return {
+        y: motion.motion_evidence(motion.joint_tree(a.joints, shape.yaw_matrix(y), ratio), tree_b)
+        for y in yaws
+    }
+
+
+def measure(a: keys.ObjectRecord, b: keys.ObjectRecord, samples: _Samples, common=frozenset()):
+    """The evidence on one pair and whether it is a duplicate (before overrides). The cheap
+    evidence first: E_tree (no file read) decides which yaws are worth a shape distance."""
+    worth, matched = keys.cheap_match(a, b)
+    evidence = PairEvidence(a.object_id, b.object_id, tuple(matched))
+    if not worth:
+        return evidence
+    mesh_factor = None
+    if "mesh_digest" in matched:
+        mesh_factor = mesh_match(
+            a, b, samples.uses(a.object_id), samples.uses(b.object_id), common, samples.stock
+        )
+    if mesh_factor is not None:  # the same parts: sizes compare through the mesh scales
+        size = a.diagonal * mesh_factor / max(b.diagonal, 1e-12)
+        distances = shape.shape_distances(samples[a.object_id], samples[b.object_id], size)
+        yaw = min(shape.YAWS, key=lambda y: (distances[y], y))
+        kin = _motions(a, b, mesh_factor, [yaw])[yaw]
+        duplicate = distances[yaw] <= shape.POSED_TOLERANCE
+        return replace(
+            evidence,
+            shape_distance=distances[yaw],
+            yaw=yaw,
+            scale_ratio=mesh_factor,
+            motion=kin,
+            same_meshes=True,
+            duplicate=duplicate,
+            decision="duplicate" if duplicate else "distinct",
+        )
+    ratio = b.diagonal / max(a.diagonal, 1e-12)
+    if keys.unit_factor(ratio) is None:
+        return replace(evidence, scale_ratio=ratio)
+    kins = _motions(a, b, ratio, shape.YAWS)
+    agreeing = [y for y in shape.YAWS if kins[y].relation in ("same", "welded")]
+    if not agreeing:
+        yaw = min(shape.YAWS, key=lambda y: (kins[y].e_tree, y))
+        return replace(evidence, yaw=yaw, scale_ratio=ratio, motion=kins[yaw])
+    distances = shape.shape_distances(samples[a.object_id], samples[b.object_id], yaws=agreeing)
+    yaw = min(agreeing, key=lambda y: (distances[y], kins[y].e_tree, y))
+    duplicate = distances[yaw] <= shape.SHAPE_TOLERANCE
+    return replace(
+        evidence,
+        shape_distance=distances[yaw],
+        yaw=yaw,
+        scale_ratio=ratio,
+        motion=kins[yaw],
+        duplicate=duplicate,
+        decision="duplicate" if duplicate else "distinct",
+    )
+
+
+# --------------------------------------------------------------------------- clusters
+class _UnionFind:
+    def __init__(self, ids):
+        self.parent = {i: i for i in ids}
+        self.members = {i: {i} for i in ids}
+
+    def find(self, x: str) -> str:
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: str, b: str, distinct: set[frozenset]) -> bool:
+        """Join the clusters of a and b unless that puts two objects declared distinct together."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return True
+        if any(frozenset((x, y)) in distinct for x in self.members[ra] for y in self.members[rb]):
+            return False
+        if ra > rb:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.members[ra] |= self.members.pop(rb)
+        return True
+
+
+def canonical_rank(record: keys.ObjectRecord, priority: tuple[str, ...]) -> tuple:
+    """Sort key of the canonical policy: source priority, more moving joints, pass over warn,
+    object_id."""
+    rank = priority.index(record.source) if record.source in priority else len(priority)
+    return (rank, -record.n_moving, record.status != "pass", record.object_id)
+
+
+def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSettings):
+    """Clusters, canonical members, table rows and moved-out objects (see the module)."""
+    records = sorted(records, key=lambda r: r.object_id)
+    by_id = {r.object_id: r for r in records}
+    samples = _Samples(by_id)
+    pairs = keys.candidate_pairs(records)
+    overridden = {frozenset(p) for p in (*settings.same, *settings.distinct)}
+    todo = {tuple(sorted((records[i].object_id, records[j].object_id))) for i, j in pairs}
+    todo |= {tuple(sorted(p)) for p in overridden if len(p) == 2 and p <= by_id.keys()}
+    held = Counter(d for r in records for d in r.mesh_digests)
+    common = frozenset(d for d, n in held.items() if n > keys.COMMON_DIGEST)
+    ordered = sorted(todo)
+    with ThreadPoolExecutor(max_workers=THREADS) as pool:  # sampling and KD-trees leave the GIL
+        measured = pool.map(lambda p: measure(by_id[p[0]], by_id[p[1]], samples, common), ordered)
+        evidence = dict(zip(ordered, measured, strict=True))
+
+    same = {frozenset(p) for p in settings.same}
+    distinct = {frozenset(p) for p in settings.distinct}
+    for p, e in evidence.items():
+        key = frozenset(p)
+        if key in same:
+            evidence[p] = replace(e, duplicate=True, decision="override.same")
+        elif key in distinct:
+            evidence[p] = replace(e, duplicate=False, decision="override.distinct")
+
+    joined = sorted(
+        (e for e in evidence.values() if e.duplicate),
+        key=lambda e: (e.decision != "override.same", e.shape_distance or 0.0, e.a, e.b),
+    )
+    uf = _UnionFind(by_id)
+    linked: dict[str, PairEvidence] = {}
+    for e in joined:
+        if uf.union(e.a, e.b, distinct):
+            linked.setdefault(e.a, e)
+            linked.setdefault(e.b, e)
+
+    cluster_of: dict[str, str] = {}
+    clusters: list[list[str]] = []
+    for root in sorted(uf.members):
+        members = sorted(uf.members[root])
+        best = min(members, key=lambda i: canonical_rank(by_id[i], settings.priority))
+        for m in members:
+            cluster_of[m] = best
+        if len(members) > 1:
+            clusters.append(members)
+
+    moved_out = {}
+    rows = []
+    for members in clusters:
+        canonical = cluster_of[members[0]]
+        for m in members:
+            e = linked[m]
+            handling = "canonical" if m == canonical else settings.handling
+            if handling == "move_out":
+                moved_out[m] = canonical
+            rows.append(
+                _row(
+                    by_id[m], canonical, e, "canonical" if m == canonical else e.decision, handling
+                )
+            )
+    for e in evidence.values():
+        if e.decision == "override.distinct":
+            for m, other in ((e.a, e.b), (e.b, e.a)):
+                rows.append(_row(by_id[m], cluster_of[m], e, e.decision, "distinct", other))
+    rows.sort(key=lambda r: (r["cluster_id"], r["object_id"], r["matched_to"] or ""))
+    return DuplicateResult(cluster_of, rows, moved_out, list(evidence.values()))
+
+
+def _row(record, canonical, e: PairEvidence, decision, handling, matched_to=None) -> dict:
+    kin = e.motion
+    return {
+        "cluster_id": canonical,
+        "object_id": record.object_id,
+        "source": record.source,
+        "canonical_id": canonical,
+        "is_canonical": record.object_id == canonical,
+        "matched_to": matched_to or (e.b if e.a == record.object_id else e.a),
+        "decision": decision,
+        "handling": handling,
+        "shape_distance": e.shape_distance,
+        "yaw_degrees": e.yaw,
+        "scale_ratio": (e.scale_ratio if e.a == record.object_id else 1 / e.scale_ratio)
+        if e.scale_ratio
+        else None,
+        "e_tree": kin.e_tree if kin else None,
+        "e_tree_unmatched": kin.unmatched_a + kin.unmatched_b if kin else None,
+        "welded_motion": kin.welded_motion if kin else None,
+        "kinematics": kin.relation if kin else None,
+        "same_meshes": e.same_meshes,
+        "keys": sorted(e.keys),
+    }

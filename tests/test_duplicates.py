@@ -1,0 +1,362 @@
+"""The duplicate stage: planted twins found, the canonical policy, keep-and-flag versus
+move-out, curator overrides, determinism, and splits that cannot leak (a property test)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import schemas
+from duplicates import ObjectRecord
+from duplicates.keys import candidate_pairs, unit_factor
+from duplicates.motion import joint_tree, motion_evidence
+from duplicates.stage import canonical_rank
+from export.selection import EVAL_SIZE, assign_splits
+from flows.commands import build_command
+from samples.generate import generate_library
+
+
+# --------------------------------------------------------------------------- splits
+@st.composite
+def clusterings(draw):
+    """Objects with random duplicate clusters (canonical member: a random member)."""
+    n = draw(st.integers(1, 500))
+    labels = draw(st.lists(st.integers(0, draw(st.integers(0, n))), min_size=n, max_size=n))
+    members = defaultdict(list)
+    for i, label in enumerate(labels):
+        members[label].append(f"src{i % 3}__obj{i:04d}")
+    rows = []
+    for group in members.values():
+        canonical = group[draw(st.integers(0, len(group) - 1))]
+        for object_id in group:
+            i = int(object_id[-4:])
+            rows.append(
+                {
+                    "object_id": object_id,
+                    "category": f"c{i % 7}",
+                    "supercategory": f"s{i % 4}",
+                    "status": "pass" if i % 5 else "warn",
+                    "n_joints": i % 3,
+                    "cluster_id": canonical,
+                    "is_canonical": object_id == canonical,
+                }
+            )
+    return rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(clusterings())
+def test_no_cluster_crosses_splits_and_eval200_holds_one_member_per_cluster(rows):
+    out = assign_splits(rows)
+    splits, in_eval = defaultdict(set), defaultdict(int)
+    for r in out:
+        splits[r["cluster_id"]].add(r["split"])
+        in_eval[r["cluster_id"]] += r["eval200"]
+        assert not r["eval200"] or r["is_canonical"]
+    assert all(len(s) == 1 for s in splits.values()), "a cluster is split across splits"
+    assert all(n <= 1 for n in in_eval.values()), "eval200 holds two members of a cluster"
+    assert sum(in_eval.values()) == min(EVAL_SIZE, len(splits))
+
+
+# --------------------------------------------------------------------------- pieces
+def _record(object_id, source, n_moving=1, status="pass") -> ObjectRecord:
+    return ObjectRecord(
+        object_id=object_id,
+        source=source,
+        category="cabinet",
+        status=status,
+        n_moving=n_moving,
+        type_counts=(2, n_moving, 0, 0, 0),
+        bbox_min=(-0.5, -0.5, 0.0),
+        bbox_max=(0.5, 0.5, 1.0),
+        mesh_files=(),
+        joints=(),
+        urdf=Path("unused.urdf"),
+    )
+
+
+def test_canonical_policy_order():
+    priority = ("partnet", "gensim2", "bestman")
+    members = [
+        _record("bestman__a", "bestman", n_moving=9),
+        _record("gensim2__z", "gensim2", n_moving=1),
+        _record("gensim2__y", "gensim2", n_moving=3, status="warn"),
+        _record("gensim2__x", "gensim2", n_moving=3, status="warn"),
+        _record("gensim2__w", "gensim2", n_moving=3),
+        _record("other__a", "other", n_moving=20),
+    ]
+    ranked = [r.object_id for r in sorted(members, key=lambda r: canonical_rank(r, priority))]
+    # source priority, then more moving joints, then pass over warn, then object_id; a source
+    # missing from the priority comes last
+    assert ranked == [
+        "gensim2__w",
+        "gensim2__x",
+        "gensim2__y",
+        "gensim2__z",
+        "bestman__a",
+        "other__a",
+    ]
+
+
+def test_unit_factors_and_blocking_are_scale_free():
+    assert unit_factor(1.0) == 1.0 and unit_factor(0.1) == pytest.approx(0.1)
+    assert unit_factor(1000.4) == 1000.0 and unit_factor(1 / 25.4) == pytest.approx(1 / 25.4)
+    assert unit_factor(1.2) is None and unit_factor(0.0) is None
+    big = _record("b__big", "b")
+    big = ObjectRecord(**{**big.__dict__, "bbox_min": (-5, -5, 0), "bbox_max": (5, 5, 10)})
+    turned = ObjectRecord(
+        **{**_record("c__t", "c").__dict__, "bbox_min": (-1, -0.5, 0), "bbox_max": (1, 0.5, 2)}
+    )
+    flat = ObjectRecord(
+        **{**_record("d__f", "d").__dict__, "bbox_min": (-1, -1, 0), "bbox_max": (1, 1, 0.1)}
+    )
+    records = [_record("a__a", "a"), big, flat, turned]
+    pairs = candidate_pairs(records)
+    assert (0, 1) in pairs and "extents" in pairs[(0, 1)], "ten times the size, same box shape"
+    assert (0, 2) not in pairs and (1, 2) not in pairs
+
+
+def _joints(twists, limits, names):
+    return [
+        {"twist": t, "lower": lo, "upper": up, "parent": p, "child": c}
+        for t, (lo, up), (p, c) in zip(twists, limits, names, strict=True)
+    ]
+
+
+def test_e_tree_after_yaw_and_scale_and_for_welded_joints():
+    door = [0, 0, 1, 0.5, 0, 0]  # revolute about z through (0, 0.5, 0)... v = -w x p
+    drawer = [0, 0, 0, 0, -1, 0]
+    b = _joints([door, drawer], [(0, 1.5), (0, 0.4)], [("base", "l0"), ("base", "l1")])
+    # A is B turned by -90 degrees about z and ten times smaller
+    turn = np.array([[0, 1, 0], [-1, 0, 0], [0, 0, 1]], dtype=float)
+    a = [
+        {
+            **j,
+            "twist": list(turn @ np.array(j["twist"][:3])) + list(turn @ np.array(j["twist"][3:])),
+        }
+        for j in b
+    ]
+    a[0]["twist"][3:] = [v / 10 for v in a[0]["twist"][3:]]
+    a[1]["lower"], a[1]["upper"] = 0.0, 0.04
+    yaw90 = turn.T
+    same = motion_evidence(joint_tree(a, yaw90, 10.0), joint_tree(b))
+    assert same.relation == "same" and same.e_tree < 1e-12
+    welded = motion_evidence(joint_tree(b[:1]), joint_tree(b))
+    assert welded.relation == "welded" and welded.e_tree == pytest.approx(0.4)
+    assert welded.welded_motion == pytest.approx(0.4), "the welded drawer's own motion"
+    # two doors on one hinge line, the copy keeps the smaller one: pairing it with the larger
+    # door costs E_tree just as much, yet every joint of the copy is a joint of the original
+    hinge = _joints([door, door], [(0, 1.7), (0, 2.0)], [("base", "l0"), ("base", "l1")])
+    kept = motion_evidence(joint_tree(hinge[:1]), joint_tree(hinge))
+    assert kept.relation == "welded" and kept.welded_motion == pytest.approx(2.0 * np.sqrt(1.25))
+    assert kept.e_tree == pytest.approx(kept.welded_motion)
+    other = _joints([door], [(0, 0.7)], [("base", "l0")])
+    assert motion_evidence(joint_tree(other), joint_tree(b)).relation == "changed"
+
+
+# --------------------------------------------------------------------------- builds
+def _build(library: Path, out: Path, cache: Path, sources: Path | None = None) -> Path:
+    code = build_command(
+        sources=sources or library / "sources.yaml",
+        out=out,
+        version="t",
+        previous=None,
+        batch_size=16,
+        workers=2,
+        runner="local",
+        dask_address=None,
+        cache_dir=cache,
+        no_cache=False,
+    )
+    assert code == 0
+    return out
+
+
+def _table(release: Path, name: str) -> list[dict]:
+    return pq.read_table(release / "manifest" / f"{name}.parquet").to_pylist()
+
+
+def _clusters(release: Path) -> dict[str, set]:
+    clusters = defaultdict(set)
+    for r in _table(release, "duplicates"):
+        if r["decision"] != "override.distinct":
+            clusters[r["cluster_id"]].add(r["object_id"])
+    return clusters
+
+
+@pytest.fixture(scope="module")
+def twin_library(tmp_path_factory):
+    """A generated library with planted twins, built once (keep-and-flag)."""
+    root = tmp_path_factory.mktemp("twins")
+    generate_library(root / "library", n=60, seed=7, twins=0.35)
+    _build(root / "library", root / "keep", root / "cache")
+    return root
+
+
+def _truth(root: Path) -> tuple[set, set]:
+    """(pairs of the same object, planted near-miss pairs) as object_id pairs: objects of equal
+    design in twins.json are the same object."""
+    objects = _table(root / "keep", "objects")
+    ids = {(o["source"], o["source_id"].split("/")[0]): o["object_id"] for o in objects}
+    data = json.loads((root / "library" / "twins.json").read_text())
+    groups, near = defaultdict(set), set()
+    for o in data["objects"]:  # equal designs: the same object
+        groups[o["design"]].add(ids[(o["source"], o["folder"])])
+    for t in data["twins"]:
+        if not t["duplicate"]:
+            near.add(
+                frozenset(
+                    (
+                        ids[(t["source"], t["folder"])],
+                        ids[t["original_source"], t["original_folder"]],
+                    )
+                )
+            )
+    pairs = {frozenset(p) for g in groups.values() for p in itertools.combinations(g, 2)}
+    return pairs, near
+
+
+def test_planted_duplicates_are_found_and_near_misses_are_not(twin_library):
+    truth, near = _truth(twin_library)
+    variants = {
+        t["variant"]
+        for t in json.loads((twin_library / "library" / "twins.json").read_text())["twins"]
+    }
+    assert {"reexport", "millimetres", "one_more_drawer", "another_size"} <= variants
+    found = {
+        frozenset(p)
+        for members in _clusters(twin_library / "keep").values()
+        for p in itertools.combinations(sorted(members), 2)
+    }
+    assert found == truth
+    assert not found & near
+
+
+def test_keep_and_flag(twin_library):
+    release = twin_library / "keep"
+    objects = {o["object_id"]: o for o in _table(release, "objects")}
+    rows = _table(release, "duplicates")
+    for row in rows:
+        schemas.validate(row, "duplicates")
+    clusters = _clusters(release)
+    assert clusters
+    priority = [
+        s["name"]
+        for s in yaml.safe_load((twin_library / "library" / "sources.yaml").read_text())["sources"]
+    ]
+    for cluster_id, members in clusters.items():
+        assert cluster_id in members
+        assert {objects[m]["cluster_id"] for m in members} == {cluster_id}
+        assert [m for m in members if objects[m]["is_canonical"]] == [cluster_id]
+        assert len({objects[m]["split"] for m in members}) == 1
+        assert sum(objects[m]["eval200"] for m in members) <= 1
+        best = min(
+            members,
+            key=lambda m: (
+                priority.index(objects[m]["source"]),
+                -objects[m]["n_joints"],
+                objects[m]["status"] != "pass",
+                m,
+            ),
+        )
+        assert best == cluster_id, "the documented canonical policy"
+    for o in objects.values():
+        if not any(o["object_id"] in m for m in clusters.values()):
+            assert o["cluster_id"] == o["object_id"] and o["is_canonical"]
+    info = json.loads((release / "release.json").read_text())
+    assert info["counts"]["duplicates"]["clusters"] == len(clusters)
+    assert sum(info["counts"]["duplicates"]["by_library_pair"].values()) == sum(
+        map(len, clusters.values())
+    ) - len(clusters)
+    assert "## Duplicates" in (release / "README.md").read_text()
+
+
+def _sources_with(root: Path, name: str, **extra) -> Path:
+    data = yaml.safe_load((root / "library" / "sources.yaml").read_text())
+    for entry in data["sources"]:
+        entry["path"] = str(root / "library" / entry["path"])
+    data.update(extra)
+    path = root / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_move_out_lists_every_duplicate_with_its_canonical_id(twin_library):
+    root = twin_library
+    release = _build(
+        root / "library",
+        root / "moved",
+        root / "cache",
+        _sources_with(root, "moved", duplicates="move_out"),
+    )
+    clusters = _clusters(root / "keep")
+    objects = {o["object_id"] for o in _table(release, "objects")}
+    rejects = {r["object_id"]: r for r in _table(release, "rejects")}
+    for cluster_id, members in clusters.items():
+        assert cluster_id in objects
+        for m in members - {cluster_id}:
+            assert m not in objects and not (release / "objects" / m).exists()
+            assert rejects[m]["code"] == "duplicate.of" and rejects[m]["element"] == cluster_id
+    assert _clusters(release) == clusters
+    assert {r["handling"] for r in _table(release, "duplicates")} == {"canonical", "move_out"}
+    info = json.loads((release / "release.json").read_text())
+    for s in info["sources"]:
+        assert s["discovered"] == s["accepted"] + s["rejected"]
+    assert info["counts"]["accepted"] == len(objects)
+
+
+def test_curator_overrides_are_decisions(twin_library):
+    root = twin_library
+    clusters = _clusters(root / "keep")
+    a, b = sorted(next(m for m in clusters.values() if len(m) == 2))
+    lonely = sorted(
+        o["object_id"]
+        for o in _table(root / "keep", "objects")
+        if not any(o["object_id"] in m for m in clusters.values())
+    )
+    x, y = lonely[0], lonely[-1]
+    overrides = root / "overrides.yaml"
+    overrides.write_text(
+        yaml.safe_dump(
+            {"version": 1, "overrides": {}, "duplicates": {"same": [[x, y]], "distinct": [[a, b]]}}
+        )
+    )
+    release = _build(
+        root / "library",
+        root / "overrides",
+        root / "cache",
+        _sources_with(root, "overridden", overrides=str(overrides)),
+    )
+    after = _clusters(release)
+    assert not any({a, b} <= m for m in after.values())
+    rows = _table(release, "duplicates")
+    assert {
+        (r["object_id"], r["matched_to"]) for r in rows if r["decision"] == "override.distinct"
+    } == {(a, b), (b, a)}
+    together = next(m for m in after.values() if x in m)
+    assert together == {x, y}
+    assert {r["decision"] for r in rows if r["object_id"] in (x, y)} <= {
+        "override.same",
+        "canonical",
+    }
+
+
+def test_same_input_gives_byte_identical_duplicates_manifest(twin_library):
+    root = twin_library
+    again = _build(root / "library", root / "again", root / "cache")
+    cold = _build(root / "library", root / "cold", root / "cold-cache")
+    first = (root / "keep" / "manifest" / "duplicates.parquet").read_bytes()
+    assert (again / "manifest" / "duplicates.parquet").read_bytes() == first
+    assert (cold / "manifest" / "duplicates.parquet").read_bytes() == first
+    assert (cold / "manifest" / "objects.parquet").read_bytes() == (
+        root / "keep" / "manifest" / "objects.parquet"
+    ).read_bytes()
