@@ -110,12 +110,13 @@ def _write_object(folder: Path, generated: GeneratedObject) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def sources_yaml(upper_first: dict[str, list[str]], written: frozenset = frozenset()) -> str:
-    """The sources file: one entry per source folder (a planted source only when `written`
-    names it), with the allowance for the objects whose limits are written upper-first."""
+def sources_yaml(upper_first: dict[str, list[str]], written: frozenset) -> str:
+    """The sources file: one entry per source folder that `written` names (a source with no
+    object would fail the build), with the allowance for the objects whose limits are written
+    upper-first."""
     entries = []
     for name, (fmt, up_axis) in ALL_SOURCES.items():
-        if name in PLANTED_SOURCES and not upper_first.get(name) and name not in written:
+        if name not in written:
             continue
         entry = {"name": name, "format": fmt, "path": name, "license": LICENSE, "spdx": SPDX}
         if up_axis != "z":

@@ -23,7 +23,7 @@ def _library(tmp_path):
     return sources
 
 
-def _build(sources, out, cache):
+def _build(sources, out, cache, replace=False):
     return build_command(
         sources=sources,
         out=out,
@@ -35,6 +35,7 @@ def _build(sources, out, cache):
         dask_address=None,
         cache_dir=cache,
         no_cache=False,
+        replace=replace,
     )
 
 
@@ -81,4 +82,4 @@ def test_the_build_function_refuses_them_too(tmp_path):
 def test_outputs_beside_the_library_build(tmp_path):
     sources = _library(tmp_path)
     assert _build(sources, tmp_path / "release", tmp_path / "cache") == 0
-    assert _build(sources, tmp_path / "release", tmp_path / "cache") == 0
+    assert _build(sources, tmp_path / "release", tmp_path / "cache", replace=True) == 0

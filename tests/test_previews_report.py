@@ -12,19 +12,24 @@ from pathlib import Path
 import pytest
 from lxml import html as lxml_html
 from PIL import Image
-from verify_assets import door_urdf, write
+from verify_assets import box, door_urdf, write
 
 ARENA = Path(sys.executable).parent / "arena"
 
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    """A good door, a frozen hinge (warning), a door whose hinge is 0.3 m away (fails
-    attachment) and a malformed file (fails before normalization)."""
+    """A good door, a frozen hinge (warning: nothing moves), a door whose hinge is 0.3 m away
+    (warning: attachment, to review), an 80 m door (fails fidelity.size) and a malformed file
+    (fails before normalization)."""
     root = tmp_path_factory.mktemp("validate_html") / "lib"
     write(root / "good", {"door.urdf": door_urdf()})
     write(root / "frozen", {"door.urdf": door_urdf(lower=0.0, upper=0.0)})
     write(root / "detached", {"door.urdf": door_urdf(hinge_offset=0.3)})
+    giant = door_urdf(
+        frame_geometry=box((40.0, 64.0, 80.0)), door_geometry=box((1.6, 64.0, 80.0), (0, 32, 0))
+    ).replace('origin xyz="0.26 -0.4 0"', 'origin xyz="20.8 -32 0"')
+    write(root / "giant", {"door.urdf": giant})
     write(root / "broken", {"door.urdf": '<robot name="x"><link name="a"></robot>'})
     return root
 
@@ -55,24 +60,35 @@ def by_name(found: dict, name: str):
 
 def test_every_object_has_its_verdict_and_checks(report):
     found, page = sections(report)
-    assert len(found) == 4
-    assert len(page.xpath("//table[@class='overview']/tbody/tr")) == 4
+    assert len(found) == 5
+    assert len(page.xpath("//table[@class='overview']/tbody/tr")) == 5
     statuses = {
         name: by_name(found, name).get("data-status")
-        for name in ("good", "frozen", "detached", "broken")
+        for name in ("good", "frozen", "detached", "giant", "broken")
     }
-    assert statuses == {"good": "pass", "frozen": "warn", "detached": "fail", "broken": "fail"}
+    assert statuses == {
+        "good": "pass",
+        "frozen": "warn",
+        "detached": "warn",
+        "giant": "fail",
+        "broken": "fail",
+    }
     detached = by_name(found, "detached").text_content()
-    assert "Failing checks" in detached and "attachment.axis" in detached
+    assert "Warnings" in detached and "attachment.axis" in detached
     assert "its axis passes 0.3 m from the part it turns" in detached
-    assert "metric.motion" in by_name(found, "frozen").text_content()
+    giant = by_name(found, "giant").text_content()
+    assert "Failing checks" in giant and "fidelity.size" in giant
+    # limits [0, 0]: written as a fixed joint, so the object has no moving joint
+    assert "structure.moving_joints" in by_name(found, "frozen").text_content()
     assert "xml.malformed" in by_name(found, "broken").text_content()
     assert "2 fail" in page.findtext(".//p[@class='summary']")
 
 
 def test_previews_are_embedded_at_rest_and_at_the_limits(report):
     found, page = sections(report)
-    for name in ("good", "frozen", "detached"):  # a failing object shows how it moves too
+    frozen = by_name(found, "frozen").xpath(".//figure")
+    assert [f.get("class") for f in frozen] == ["view rest"], "nothing moves: the rest pose only"
+    for name in ("good", "detached", "giant"):  # a failing object shows how it moves too
         figures = by_name(found, name).xpath(".//figure")
         assert [f.get("class") for f in figures] == ["view lower", "view rest", "view upper"]
         for figure in figures:

@@ -42,7 +42,7 @@ def corpus_release(corpus_sources, tmp_path_factory):
 
 def _perturbed(obj, rng):
     """Limits of every bounded moving joint shifted and scaled, and (for every other object
-    with two or more moving joints) one leaf joint left out."""
+    with two or more moving joints) one leaf joint that no joint mimics left out."""
     for joint in obj.joints:
         if joint.type in ("revolute", "prismatic") and np.isfinite(joint.upper):
             span = joint.upper - joint.lower
@@ -51,7 +51,12 @@ def _perturbed(obj, rng):
                 obj, joint.name, lower=joint.lower + shift, upper=joint.upper + shift + 0.1 * span
             )
     moving = [j for j in obj.joints if j.type != "fixed"]
-    leaves = [j for j in moving if not any(k.parent == j.child for k in obj.joints)]
+    mimicked = {j.mimic.joint for j in obj.joints if j.mimic is not None}
+    leaves = [
+        j
+        for j in moving
+        if not any(k.parent == j.child for k in obj.joints) and j.name not in mimicked
+    ]
     if len(moving) >= 2 and leaves and rng.random() < 0.5:
         obj = without_joint(obj, leaves[int(rng.integers(len(leaves)))].name)
     return obj
