@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,8 +29,14 @@ from lxml import etree
 from normalize.changes import Change
 from normalize.helical import split_helical
 from normalize.meshes import (
+    MIN_COLLISION_THICKNESS,
     OutputNames,
+    doubled_obj,
+    flat_normal,
+    load_mesh,
+    thickened_collision,
     write_capsule_obj,
+    write_collision_obj,
     write_obj_converted,
     write_obj_copy,
 )
@@ -101,6 +108,12 @@ def _geometry(parent, tag: str, g: Geometry) -> None:
         raise ValueError(f"geometry kind {g.kind!r} must be turned into a mesh before writing")
 
 
+#: What a link without an inertial is written with: mass 0, so that no simulator invents one
+#: (PyBullet gives a link without `<inertial>` 1 kg and a unit tensor; MuJoCo raises it to the
+#: compiler's `boundmass`). `read_object` reads it back as no inertial.
+MASSLESS = Inertial(0.0, np.zeros(3), np.zeros((3, 3)), method="none")
+
+
 def _inertial(parent, inertial: Inertial) -> None:
     node = etree.SubElement(parent, "inertial")
     if inertial.com.any():
@@ -121,8 +134,7 @@ def _inertial(parent, inertial: Inertial) -> None:
 
 def _link(parent, link: Link) -> None:
     node = etree.SubElement(parent, "link", name=link.name)
-    if link.inertial is not None:
-        _inertial(node, link.inertial)
+    _inertial(node, link.inertial if link.inertial is not None else MASSLESS)
     for g in link.visuals:
         _geometry(node, "visual", g)
     for g in link.collisions:
@@ -140,7 +152,11 @@ def _joint(parent, joint: Joint) -> None:
     limit = {}
     if joint.type in ("revolute", "prismatic"):
         limit = {"lower": _num(joint.lower), "upper": _num(joint.upper)}
-    etree.SubElement(node, "limit", effort="0.0", velocity="0.0", **limit)
+    for name in ("effort", "velocity"):  # the source's values; none is written as none
+        if getattr(joint, name) is not None:
+            limit[name] = _num(getattr(joint, name))
+    if limit:
+        etree.SubElement(node, "limit", **limit)
     if joint.mimic is not None:
         etree.SubElement(
             node,
@@ -152,12 +168,15 @@ def _joint(parent, joint: Joint) -> None:
 
 
 # MuJoCo's URDF extension (other parsers ignore it): load massless intermediate links (helical
-# and multi-DOF chains), keep mesh paths relative to the file and keep visual geometry.
+# and multi-DOF chains), keep mesh paths relative to the file, keep visual geometry, keep every
+# link a body (the base included) and take every inertial from the file.
 MUJOCO_COMPILER = {
     "boundmass": "1e-09",
     "boundinertia": "1e-12",
     "strippath": "false",
     "discardvisual": "false",
+    "fusestatic": "false",
+    "inertiafromgeom": "false",
 }
 
 
@@ -225,14 +244,66 @@ def _written_meshes(
             )
         return replace(g, filename=f"{MESH_FOLDER}/{name}")
 
+    doubled: set[str] = set()
+
+    def source_mesh(g: Geometry, element: str):
+        return load_mesh(Path(g.filename), root=root or Path(g.filename).parent, element=element)
+
+    def visual(g: Geometry, element: str) -> Geometry:
+        """`g` written; a flat mesh as two layers MIN_COLLISION_THICKNESS apart."""
+        if g.kind != "mesh":
+            return written(g, element)
+        normal = flat_normal(source_mesh(g, element))
+        out = written(g, element)
+        if normal is None or out.filename in doubled:
+            return out
+        doubled.add(out.filename)
+        path = out_dir / out.filename
+        offset = normal * (MIN_COLLISION_THICKNESS / 2.0) / np.abs(g.scale)
+        path.write_bytes(doubled_obj(path.read_bytes(), offset))
+        changes.append(
+            Change(
+                "visual.doubled",
+                f"visual mesh of {element} is flat (MuJoCo cannot compute its volume and "
+                f"refuses the file): written as two layers {MIN_COLLISION_THICKNESS:g} m apart, "
+                "materials and texture coordinates kept",
+                element=f"file {out.filename}",
+            )
+        )
+        return out
+
+    def collidable(g: Geometry, element: str) -> Geometry:
+        """`g` written, or a thickened hull of it when it is too thin for a convex-hull
+        collider."""
+        if g.kind != "mesh":
+            return written(g, element)
+        mesh = source_mesh(g, element)
+        grown = thickened_collision(mesh, g.scale)
+        if grown is None:
+            return written(g, element)
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(g.filename).stem)
+        key = f"{mesh.sha256}:{g.scale.tolist()}"
+        name = write_collision_obj(*grown, mesh_dir, names, key, stem)
+        changes.append(
+            Change(
+                "collision.thickened",
+                f"collision mesh {g.filename} is thinner than {MIN_COLLISION_THICKNESS:g} m "
+                f"(flat, coplanar or degenerate): its convex hull grown by "
+                f"{MIN_COLLISION_THICKNESS:g} m is the collision shape {MESH_FOLDER}/{name} "
+                "(the visual is unchanged)",
+                element=element,
+            )
+        )
+        return replace(g, filename=f"{MESH_FOLDER}/{name}")
+
     links = []
     for link in obj.links:
         element = f"link {link.name}"
         links.append(
             replace(
                 link,
-                visuals=tuple(written(g, element) for g in link.visuals),
-                collisions=tuple(written(g, element) for g in link.collisions),
+                visuals=tuple(visual(g, element) for g in link.visuals),
+                collisions=tuple(collidable(g, element) for g in link.collisions),
             )
         )
     return obj.replace(links=tuple(links)), changes
