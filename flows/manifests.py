@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from flows.cache import sha256_file, sha256_hex
 from normalize.convention import rest_bounds
+from normalize.mjcf_writer import MJCF_NAME
 from normalize.model import ArticulatedObject, Geometry
 
 TABLES = ("objects", "joints", "links", "rejects", "review")
@@ -56,6 +57,8 @@ OBJECTS = pa.schema(
         _f("n_mimic", pa.int32()),
         _f("urdf_path", pa.string()),
         _f("urdf_sha256", pa.string()),
+        _f("mjcf_path", pa.string(), nullable=True),
+        _f("mjcf_sha256", pa.string(), nullable=True),
         _f("assets_sha256", pa.string()),
         _f("n_files", pa.int32()),
         _f("total_bytes", pa.int64()),
@@ -299,6 +302,8 @@ def object_row(
         "n_mimic": sum(j.mimic is not None for j in obj.joints),
         "urdf_path": urdf_path,
         "urdf_sha256": files[urdf_name],
+        "mjcf_path": _mjcf_path(urdf_path) if MJCF_NAME in files else None,
+        "mjcf_sha256": files.get(MJCF_NAME),
         "assets_sha256": digest_listing(assets),
         "n_files": len(files),
         "total_bytes": sum((object_dir / name).stat().st_size for name in files),
@@ -313,6 +318,10 @@ def object_row(
         "eval200": False,
         "convention_version": convention_version,
     }
+
+
+def _mjcf_path(urdf_path: str) -> str:
+    return (Path(urdf_path).parent / MJCF_NAME).as_posix()
 
 
 def reject_row(

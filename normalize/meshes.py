@@ -812,9 +812,20 @@ def write_collision_obj(
 FLAT_FRACTION = 1e-9
 
 
+_flat: dict[str, np.ndarray | None] = {}
+
+
 def flat_normal(mesh: Mesh) -> np.ndarray | None:
-    """The unit normal of a mesh whose points are coplanar (or fewer than 4), else None."""
-    unique = np.unique(mesh.vertices, axis=0)
+    """The unit normal of a mesh whose points are coplanar (or fewer than 4), else None
+    (cached by content)."""
+    if mesh.sha256 not in _flat:
+        with _timed("mass"):
+            _flat[mesh.sha256] = _flat_normal(mesh.vertices)
+    return _flat[mesh.sha256]
+
+
+def _flat_normal(vertices: np.ndarray) -> np.ndarray | None:
+    unique = np.unique(vertices, axis=0)
     size = float(np.max(unique.max(axis=0) - unique.min(axis=0))) if len(unique) else 0.0
     if len(unique) >= 4 and hull_width(unique) > FLAT_FRACTION * size:
         return None

@@ -40,6 +40,7 @@ from normalize.meshes import (
     write_obj_converted,
     write_obj_copy,
 )
+from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
 
@@ -310,13 +311,15 @@ def _written_meshes(
 
 
 def export_object(obj: ArticulatedObject, out_dir: Path, *, root: Path | None = None) -> Written:
-    """Write `obj` into `out_dir` (object.urdf + meshes/). `root` confines the material and
+    """Write `obj` into `out_dir` (object.urdf + meshes/, and object.xml, its MJCF, when MuJoCo
+    is installed: `normalize.mjcf_writer`). `root` confines the material and
     texture files copied with OBJ meshes (default: each mesh's own folder)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written_obj, changes = _written_meshes(obj, out_dir, root)
     path = out_dir / URDF_NAME
     path.write_bytes(urdf_text(written_obj))
+    write_mjcf(written_obj, out_dir)
     return Written(path, written_obj, changes)
 
 

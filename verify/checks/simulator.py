@@ -16,7 +16,9 @@ translations over +-1 m. Mimic followers take the values their couplings give: M
 PyBullet are given every joint's value, yourdfpy only the drivers (it applies the couplings
 itself). Helical joints are compared as written, a rotational joint and a prismatic follower.
 The poses compared are link frames in the world (the base frame): positions in metres and
-rotation-matrix entries, within 1e-6.
+rotation-matrix entries, within 1e-6 (`simulator.agreement`: yourdfpy, MuJoCo and PyBullet on
+the URDF; `simulator.kinematics`: MuJoCo on the URDF alone) and within 1e-5 for the MJCF
+(`simulator.mjcf_kinematics`: MuJoCo's XML writer keeps 6 significant digits).
 """
 
 from __future__ import annotations
@@ -34,16 +36,19 @@ from pathlib import Path
 import numpy as np
 
 from normalize.helical import split_helical
+from normalize.mjcf_writer import MJCF_NAME
 from normalize.mujoco_warnings import captured
 from verify.checks import Context, single
 from verify.report import CheckResult
 
 FK_TOLERANCE = 1e-6
+#: MuJoCo's XML writer (`MjSpec.to_xml`) keeps 6 significant digits, so the MJCF's link poses
+#: are held to 1e-5 (`simulator.mjcf_kinematics`), the URDF loaders to 1e-6.
+MJCF_TOLERANCE = 1e-5
 RANDOM_CONFIGURATIONS = 5
 SEED = 0
 UNBOUNDED_TURN = 4.0 * math.pi + 0.5  # rad: a few turns
 UNBOUNDED_TRANSLATION = 1.0  # m
-MJCF_NAME = "object.xml"
 
 
 # --------------------------------------------------------------------------- printed output
@@ -339,9 +344,18 @@ def _agreement(obj, loaded: dict[str, object]) -> list[CheckResult]:
     if "mujoco" in worst:
         error, where = worst["mujoco"]
         out.append(_pose_result("simulator.kinematics", "MuJoCo (URDF)", error, where))
-    error, where, who = max(((e, w, loader) for loader, (e, w) in worst.items()), key=_first)
-    names = ", ".join(LOADERS[loader][0] for loader in loaded)
-    out.append(_pose_result("simulator.agreement", names, error, where, who))
+    mjcf = worst.pop("mujoco_mjcf", None)
+    if mjcf is not None:
+        error, where = mjcf
+        out.append(
+            _pose_result(
+                "simulator.mjcf_kinematics", "MuJoCo (MJCF)", error, where, tolerance=MJCF_TOLERANCE
+            )
+        )
+    if worst:
+        error, where, who = max(((e, w, name) for name, (e, w) in worst.items()), key=_first)
+        names = ", ".join(LOADERS[loader][0] for loader in worst)
+        out.append(_pose_result("simulator.agreement", names, error, where, who))
     return out
 
 
@@ -349,8 +363,8 @@ def _first(item):
     return item[0]
 
 
-def _pose_result(check_id, names, error, where, who=None) -> CheckResult:
-    passed = error <= FK_TOLERANCE
+def _pose_result(check_id, names, error, where, who=None, tolerance=FK_TOLERANCE) -> CheckResult:
+    passed = error <= tolerance
     at = ""
     if where is not None:
         by = f" ({LOADERS[who][0]})" if who else ""
@@ -363,6 +377,6 @@ def _pose_result(check_id, names, error, where, who=None) -> CheckResult:
         f"every driving joint's limits and random configurations: {error:.3g} (metres and "
         f"rotation-matrix entries){at}",
         value=error,
-        threshold=FK_TOLERANCE,
+        threshold=tolerance,
         element=None if passed or where is None else f"link {where[1]}",
     )
