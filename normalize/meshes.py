@@ -775,25 +775,53 @@ def hull_width(points: np.ndarray) -> float:
     return float(projected.max() - projected.min())
 
 
-def thickened_collision(mesh: Mesh, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(vertices, faces) of the convex hull of `mesh` grown by `MIN_COLLISION_THICKNESS` in
-    every axis (in the mesh's own units, so that after `scale` it is that thick), or None when
-    the mesh at `scale` is thick enough to collide as it is. Cached by content and scale."""
-    key = (mesh.sha256, tuple(np.asarray(scale, dtype=float).tolist()))
-    if key in _hulls:
-        return _hulls[key]
+def inward_offset(
+    normal: np.ndarray, mesh: Mesh, scale: np.ndarray, toward: np.ndarray
+) -> np.ndarray:
+    """The move (mesh units) by MIN_COLLISION_THICKNESS after `scale` across the plane of
+    `normal` (mesh units), on the side of `toward` (a point in the mesh's frame, mesh units:
+    the object's centre), so that thickening keeps the object's box."""
+    direction = normal / scale  # a plane's normal after scaling
+    direction /= np.linalg.norm(direction)
+    if float(direction @ ((toward - mesh.vertices.mean(axis=0)) * scale)) < 0:
+        direction = -direction
+    return direction * MIN_COLLISION_THICKNESS / scale
+
+
+def thickened_collision(
+    mesh: Mesh, scale: np.ndarray, toward: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(vertices, faces) of the convex hull of `mesh` and of its copy moved by
+    `MIN_COLLISION_THICKNESS` across its thinnest direction, towards `toward` (mesh frame; in
+    the mesh's own units, so that after `scale` it is that thick), repeated while the hull is
+    still thinner (a needle); a point or segment is grown by that much in every axis instead.
+    None when the mesh at `scale` is thick enough to collide as it is. The result is thick
+    enough, so normalizing it again leaves it alone. Cached by content, scale and moves."""
     scale = np.asarray(scale, dtype=float)
-    found = None
+    scaled = mesh.vertices * scale
     with _timed("mass"):
-        if hull_width(mesh.vertices * scale) < MIN_COLLISION_THICKNESS:
-            half = MIN_COLLISION_THICKNESS / 2.0 / np.abs(scale)
-            corners = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T * half
-            points = np.unique(mesh.vertices, axis=0)
-            grown = (points[:, None, :] + corners[None, :, :]).reshape(-1, 3)
-            hull = trimesh.convex.convex_hull(grown)
-            found = (np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces))
-    _hulls[key] = found
-    return found
+        if hull_width(scaled) >= MIN_COLLISION_THICKNESS:
+            return None
+        points = np.unique(mesh.vertices, axis=0)
+        moves = []
+        for _ in range(3):  # a plate needs one move, a needle two
+            if hull_width(points * scale) >= MIN_COLLISION_THICKNESS:
+                break
+            centred = points * scale - (points * scale).mean(axis=0)
+            values, directions = np.linalg.svd(centred, full_matrices=False)[1:]
+            if len(points) >= 3 and values[1] > FLAT_FRACTION * max(values[0], 1e-300):
+                normal = directions[-1] * scale  # the thinnest direction, as a plane normal
+                offsets = np.array([np.zeros(3), inward_offset(normal, mesh, scale, toward)])
+            else:  # a point or a segment
+                half = MIN_COLLISION_THICKNESS / 2.0 / np.abs(scale)
+                offsets = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T * half
+            moves.append(tuple(offsets.ravel().tolist()))
+            points = np.unique((points[:, None, :] + offsets[None, :, :]).reshape(-1, 3), axis=0)
+        key = (mesh.sha256, tuple(scale.tolist()), tuple(moves))
+        if key not in _hulls:
+            hull = trimesh.convex.convex_hull(points)
+            _hulls[key] = (np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces))
+        return _hulls[key]
 
 
 def write_collision_obj(
@@ -846,9 +874,9 @@ def _vertex_ref(token: bytes, count: int) -> int:
 
 
 def doubled_obj(data: bytes, offset: np.ndarray) -> bytes:
-    """OBJ text of a flat mesh as two layers, at +offset and -offset, the second with reversed
-    faces: every other line (materials, texture coordinates, normals, groups) as it was, so it
-    looks the same; vertex k becomes vertices 2k - 1 (front) and 2k (back)."""
+    """OBJ text of a flat mesh as two layers, as it is and moved by `offset`, the second with
+    reversed faces: every other line (materials, texture coordinates, normals, groups) as it
+    was, so it looks the same; vertex k becomes vertices 2k - 1 (front) and 2k (back)."""
     out: list[bytes] = []
     count = 0
     for line in data.splitlines():
@@ -857,7 +885,7 @@ def doubled_obj(data: bytes, offset: np.ndarray) -> bytes:
         if key == b"v" and len(parts) >= 4:
             point = np.array([float(p) for p in parts[1:4]])
             rest = b" ".join(parts[4:])
-            for shifted in (point + offset, point - offset):
+            for shifted in (point, point + offset):
                 text = "v {:.17g} {:.17g} {:.17g}".format(*shifted).encode()
                 out.append(text + (b" " + rest if rest else b""))
             count += 1

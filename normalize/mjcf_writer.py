@@ -8,9 +8,10 @@ range; mimic couplings as joint equality constraints (follower = offset + multip
 the link's inertial (massless links get mass 0, raised to the compiler's `boundmass` like the
 URDF's); visual geoms (group 1, no contacts, no mass) and collision geoms (group 0) with the
 URDF's names, meshes as mesh assets with paths relative to the file. The compiler settings
-match the URDF's `<mujoco>` block (radians, inertias from the file, mass bounds), with
-`balanceinertia` on: the XML writer keeps 6 significant digits, which can tip a flat plate's
-principal moments (A + B = C) past the triangle inequality MuJoCo enforces. A revolute
+match the URDF's `<mujoco>` block (radians, inertias from the file, mass bounds). MuJoCo's XML
+writer keeps 6 significant digits, which can tip a flat plate's principal moments (A + B = C)
+past the triangle inequality MuJoCo enforces: where A + B - C is below `INERTIA_MARGIN` of C,
+the MJCF's tensor gets that fraction of C added on its diagonal (the URDF keeps the exact one). A revolute
 joint with equal limits is written unlimited: MuJoCo has no zero-length range (it ignores such
 a URDF limit too).
 
@@ -31,6 +32,17 @@ from normalize.model import ArticulatedObject, Geometry
 MJCF_NAME = "object.xml"
 BOUND_MASS = 1e-9
 BOUND_INERTIA = 1e-12
+INERTIA_MARGIN = 1e-5
+
+
+def _writable_inertia(inertia: np.ndarray) -> np.ndarray:
+    """`inertia`, or it plus a margin on the diagonal when its principal moments are too close
+    to the triangle inequality to survive 6-digit rounding (see the module docstring)."""
+    moments = np.linalg.eigvalsh(inertia)
+    largest = float(moments[2])
+    if largest > 0 and moments[0] + moments[1] - largest < INERTIA_MARGIN * largest:
+        return inertia + INERTIA_MARGIN * largest * np.eye(3)
+    return inertia
 
 
 def _quat(rotation: np.ndarray, mujoco) -> np.ndarray:
@@ -79,7 +91,6 @@ def object_spec(obj: ArticulatedObject, mujoco):
     spec.compiler.boundmass = BOUND_MASS
     spec.compiler.boundinertia = BOUND_INERTIA
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
-    spec.compiler.balanceinertia = True  # 6-digit rounding can break A + B >= C of a plate
     bodies = {obj.root: spec.worldbody.add_body(name=obj.root)}
     for joint in obj.joints_topological:
         body = bodies[joint.parent].add_body(name=joint.child)
@@ -106,7 +117,7 @@ def object_spec(obj: ArticulatedObject, mujoco):
         if inertial is not None:
             body.mass = inertial.mass
             body.ipos = inertial.com
-            i = inertial.inertia
+            i = _writable_inertia(inertial.inertia)
             body.fullinertia = [i[0, 0], i[1, 1], i[2, 2], i[0, 1], i[0, 2], i[1, 2]]
         else:
             body.mass = 0.0

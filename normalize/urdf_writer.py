@@ -33,6 +33,8 @@ from normalize.meshes import (
     OutputNames,
     doubled_obj,
     flat_normal,
+    geometry_bounds,
+    inward_offset,
     load_mesh,
     thickened_collision,
     write_capsule_obj,
@@ -203,6 +205,20 @@ class Written:
     changes: list[Change]
 
 
+def _rest_centre(obj: ArticulatedObject, poses: dict, root: Path | None) -> np.ndarray:
+    """Centre of the rest-pose box of every link's shapes (visuals, else collisions)."""
+    lows, highs = [], []
+    for link in obj.links:
+        for g in link.visuals or link.collisions:
+            found = geometry_bounds(g, poses[link.name], root=root)
+            if found is not None:
+                lows.append(found[0])
+                highs.append(found[1])
+    if not lows:
+        return np.zeros(3)
+    return (np.min(lows, axis=0) + np.max(highs, axis=0)) / 2.0
+
+
 def _written_meshes(
     obj: ArticulatedObject, out_dir: Path, root: Path | None
 ) -> tuple[ArticulatedObject, list[Change]]:
@@ -246,21 +262,33 @@ def _written_meshes(
         return replace(g, filename=f"{MESH_FOLDER}/{name}")
 
     doubled: set[str] = set()
+    poses = obj.link_poses()
+    centre: list[np.ndarray] = []
 
     def source_mesh(g: Geometry, element: str):
         return load_mesh(Path(g.filename), root=root or Path(g.filename).parent, element=element)
 
-    def visual(g: Geometry, element: str) -> Geometry:
-        """`g` written; a flat mesh as two layers MIN_COLLISION_THICKNESS apart."""
+    def toward(link: Link, g: Geometry) -> np.ndarray:
+        """The object's rest-pose centre in the frame of `g`'s mesh (unscaled units)."""
+        if not centre:
+            centre.append(_rest_centre(obj, poses, root))
+        frame = poses[link.name] @ g.origin
+        local = np.linalg.inv(frame) @ np.append(centre[0], 1.0)
+        return local[:3] / g.scale
+
+    def visual(link: Link, g: Geometry, element: str) -> Geometry:
+        """`g` written; a flat mesh as two layers MIN_COLLISION_THICKNESS apart, the second
+        towards the object's centre (so that the object's box stays the same)."""
         if g.kind != "mesh":
             return written(g, element)
-        normal = flat_normal(source_mesh(g, element))
+        mesh = source_mesh(g, element)
+        normal = flat_normal(mesh)
         out = written(g, element)
         if normal is None or out.filename in doubled:
             return out
         doubled.add(out.filename)
         path = out_dir / out.filename
-        offset = normal * (MIN_COLLISION_THICKNESS / 2.0) / np.abs(g.scale)
+        offset = inward_offset(normal, mesh, g.scale, toward(link, g))
         path.write_bytes(doubled_obj(path.read_bytes(), offset))
         changes.append(
             Change(
@@ -273,13 +301,13 @@ def _written_meshes(
         )
         return out
 
-    def collidable(g: Geometry, element: str) -> Geometry:
+    def collidable(link: Link, g: Geometry, element: str) -> Geometry:
         """`g` written, or a thickened hull of it when it is too thin for a convex-hull
         collider."""
         if g.kind != "mesh":
             return written(g, element)
         mesh = source_mesh(g, element)
-        grown = thickened_collision(mesh, g.scale)
+        grown = thickened_collision(mesh, g.scale, toward(link, g))
         if grown is None:
             return written(g, element)
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(g.filename).stem)
@@ -288,10 +316,10 @@ def _written_meshes(
         changes.append(
             Change(
                 "collision.thickened",
-                f"collision mesh {g.filename} is thinner than {MIN_COLLISION_THICKNESS:g} m "
-                f"(flat, coplanar or degenerate): its convex hull grown by "
-                f"{MIN_COLLISION_THICKNESS:g} m is the collision shape {MESH_FOLDER}/{name} "
-                "(the visual is unchanged)",
+                f"collision mesh {Path(g.filename).name} is thinner than "
+                f"{MIN_COLLISION_THICKNESS:g} m (flat, coplanar or degenerate): the convex hull "
+                f"of it and of its copy {MIN_COLLISION_THICKNESS:g} m inwards is the collision "
+                f"shape {MESH_FOLDER}/{name} (the visual is unchanged)",
                 element=element,
             )
         )
@@ -303,8 +331,8 @@ def _written_meshes(
         links.append(
             replace(
                 link,
-                visuals=tuple(visual(g, element) for g in link.visuals),
-                collisions=tuple(collidable(g, element) for g in link.collisions),
+                visuals=tuple(visual(link, g, element) for g in link.visuals),
+                collisions=tuple(collidable(link, g, element) for g in link.collisions),
             )
         )
     return obj.replace(links=tuple(links)), changes

@@ -1,6 +1,9 @@
 """A release build of the whole shared corpus (tests/corpus_sources.yaml), without Prefect:
 accounting per source, manifests valid against their schemas, every accepted URDF loads in
-yourdfpy with its meshes, and a warm rebuild gives byte-identical manifests."""
+yourdfpy with its meshes, a warm rebuild gives byte-identical manifests, and the release as users
+get it (tests/shipped_support.py): every shipped URDF and MJCF loads quietly in yourdfpy, MuJoCo
+and PyBullet, `arena validate` passes its objects, normalizing it again changes nothing, masses
+add up."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import logging
 import pyarrow.parquet as pq
 import pytest
 import yourdfpy
+from shipped_support import loud_files, mass_problems, renormalized_differences, validation_failures
 
 import schemas
 from flows import release
@@ -88,3 +92,23 @@ def test_warm_rebuild_gives_identical_manifests(corpus_release):
         assert (root / "warm" / name).read_bytes() == (root / "cold" / name).read_bytes(), name
     assert warm.content_hash == cold.content_hash
     assert release.verify_checksums(root / "warm") == []
+
+
+def test_every_shipped_file_loads_without_a_printed_warning(corpus_release):
+    root, _, _ = corpus_release
+    assert loud_files(root / "cold") == {}
+
+
+def test_the_release_objects_validate(corpus_release):
+    root, _, _ = corpus_release
+    assert validation_failures(root / "cold") == []
+
+
+def test_normalizing_the_release_again_changes_nothing(corpus_release, tmp_path):
+    root, _, _ = corpus_release
+    assert renormalized_differences(root / "cold", tmp_path) == []
+
+
+def test_links_with_shapes_have_mass_and_objects_mass_is_their_sum(corpus_release):
+    root, _, _ = corpus_release
+    assert mass_problems(root / "cold") == []

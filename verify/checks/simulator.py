@@ -206,7 +206,8 @@ def _load(loader: str, path: Path, obj):
     import importlib
 
     printed: list[str] = []
-    module = importlib.import_module(LOADERS[loader][1])  # PyBullet prints on import: not here
+    with printed_output():  # PyBullet prints its build time on import: not about the file
+        module = importlib.import_module(LOADERS[loader][1])
     try:
         with printed_output() as printed:
             if loader in ("mujoco", "mujoco_mjcf"):
