@@ -11,9 +11,9 @@ URDF's names, meshes as mesh assets with paths relative to the file. The compile
 match the URDF's `<mujoco>` block (radians, inertias from the file, mass bounds). MuJoCo's XML
 writer keeps 6 significant digits, which can tip a flat plate's principal moments (A + B = C)
 past the triangle inequality MuJoCo enforces: where A + B - C is below `INERTIA_MARGIN` of C,
-the MJCF's tensor gets that fraction of C added on its diagonal (the URDF keeps the exact one). A revolute
-joint with equal limits is written unlimited: MuJoCo has no zero-length range (it ignores such
-a URDF limit too).
+the MJCF's tensor gets that fraction of C added on its diagonal (the URDF keeps the exact one).
+A revolute joint with equal limits is written unlimited: MuJoCo has no zero-length range (it
+ignores such a URDF limit too).
 
 `write_mjcf(obj, folder)` compiles the spec (so MuJoCo has checked it) and writes the file;
 it returns None when MuJoCo is not installed.
