@@ -15,8 +15,9 @@ the MJCF's tensor gets that fraction of C added on its diagonal (the URDF keeps 
 A revolute joint with equal limits is written unlimited: MuJoCo has no zero-length range (it
 ignores such a URDF limit too).
 
-`write_mjcf(obj, folder)` compiles the spec (so MuJoCo has checked it) and writes the file;
-it returns None when MuJoCo is not installed.
+`write_mjcf(obj, folder)` writes the file (`MjSpec.to_xml`, which compiles the spec, so MuJoCo
+has checked it; verification then loads the written file, `simulator.load.mujoco_mjcf`); it
+returns None when MuJoCo is not installed.
 """
 
 from __future__ import annotations
@@ -146,14 +147,10 @@ def write_mjcf(obj: ArticulatedObject, folder: Path) -> Path | None:
         import mujoco
     except ImportError:
         return None
-    from normalize.mujoco_warnings import captured
-
     folder = Path(folder)
     spec = object_spec(obj, mujoco)
-    # The written meshes, by the relative paths the file names them with.
+    # The written meshes, by the relative paths the file names them with (to_xml compiles).
     spec.assets = {mesh.file: (folder / mesh.file).read_bytes() for mesh in spec.meshes}
-    with captured(mujoco):
-        spec.compile()
     path = folder / MJCF_NAME
     path.write_text(spec.to_xml(), encoding="utf-8")
     return path
