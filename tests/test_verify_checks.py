@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from verify_assets import CUBE_OBJ, box, door_urdf, mesh, urdf_source, write
+from verify_assets import CUBE_OBJ, box, door_urdf, hollow_cabinet_urdf, mesh, urdf_source, write
 
 import metric
 import schemas
@@ -225,9 +225,9 @@ def test_absurd_size_and_degenerate_mesh_and_missing_texture_are_warnings(tmp_pa
     files = {
         "cabinet.urdf": door_urdf(
             frame_geometry=box((30.0, 0.8, 1.0)),
-            door_geometry=box((0.02, 0.8, 1.0), (0.0, 0.4, 0.0))
+            door_geometry=box((0.02, 0.8, 1.0), (0.0, -0.4, 0.0))
             + mesh("meshes/triangle.obj")
-            + mesh("meshes/cube.obj", (0.0, 0.4, 0.0), (0.02, 0.8, 1.0)),
+            + mesh("meshes/cube.obj", (0.0, -0.4, 0.0), (0.02, 0.8, 1.0)),
         ),
         "meshes/triangle.obj": triangle,
         "meshes/cube.obj": textured,
@@ -400,3 +400,21 @@ def test_a_crash_outside_the_checks_is_a_failed_internal_report(tmp_path, monkey
     assert report.object_id == candidate.object_id and report.source_id == candidate.source_id
     assert [c.id for c in report.failures] == ["internal.error"]
     assert "RuntimeError: boom" in report.failures[0].message
+
+
+@pytest.mark.parametrize("part", ["door", "drawer"])
+def test_collision_range_flags_parts_passing_through_the_carcass(tmp_path, part):
+    """A door whose hinge axis is reversed swings into its cabinet, a drawer whose travel goes
+    0.3 m back through a back wall 3 cm away: new intersections; the correct ones are clean."""
+    good, _ = normalized(tmp_path / "good", {"cabinet.urdf": hollow_cabinet_urdf(part)})
+    bad, source = normalized(
+        tmp_path / "bad", {"cabinet.urdf": hollow_cabinet_urdf(part, faulty=True)}
+    )
+    [clean] = verify_object(good, source).check("collision.range")
+    assert clean.passed and "1 joint(s)" in clean.message
+    report = verify_object(bad, source)
+    [flagged] = report.check("collision.range")
+    assert not flagged.passed and flagged.severity == "warning"
+    assert flagged.element == "joint joint_0" and flagged.value == 1
+    assert "link link_0 intersects link base" in flagged.message
+    assert "collision.range" in report.warnings

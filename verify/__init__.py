@@ -7,8 +7,9 @@
 
 Check families (docs/verification.md lists every id, severity and tolerance): structure of the
 file read back (`verify.checks.structure`), the metric (`.kinematics`: self-distance, swap
-invariance, motion), geometry, inertia, attachment of parts, MuJoCo load and kinematics
-(`.simulator`), and allowances that waive named checks (`verify.allowances`).
+invariance, motion), geometry, inertia, attachment of parts, parts passing through each other
+(`.collision`), the shipped files in MuJoCo, PyBullet and yourdfpy (`.simulator`), and
+allowances that waive named checks (`verify.allowances`).
 """
 
 from __future__ import annotations
@@ -16,20 +17,21 @@ from __future__ import annotations
 import time
 
 from verify.allowances import apply_allowances, object_allowances
-from verify.checks import Context, attachment, geometry, inertia, kinematics, structure
+from verify.checks import Context, attachment, collision, geometry, inertia, kinematics, structure
 from verify.checks import simulator as simulator_checks
 from verify.report import CheckResult, VerificationReport, rejection_report, source_path_of
 
 __all__ = ["CheckResult", "VerificationReport", "rejection_report", "verify_object"]
 
-#: Families that need the object read back, in order (geometry before attachment and
-#: simulator, which reuse its loaded meshes and extent).
+#: Families that need the object read back, in order (geometry before attachment, collision
+#: and simulator, which reuse its loaded meshes and extent).
 FAMILIES = (
     ("structure", structure.run),
     ("metric", kinematics.run),
     ("geometry", geometry.run),
     ("inertia", inertia.run),
     ("attachment", attachment.run),
+    ("collision", collision.run),
 )
 
 
