@@ -1,17 +1,25 @@
 """Parts that pass through each other: `collision.range`.
 
 For each moving joint, the joint alone is set to its lower and upper limit and half way between
-(unbounded rotations to pi/2, pi and -pi/2), everything else at rest (mimic followers take their coupled values). The
-moving side is every link that moves at one of those configurations, the fixed side every other
-link. Each link is its collision shapes (what a simulator collides; its visual shapes when it
-has none), as one triangle mesh with a bounding-volume hierarchy (python-fcl, built through
-`trimesh.collision`). A pair (moving link, fixed link) whose triangles intersect at one of the
-configurations but not at rest is a new interpenetration: a door whose hinge axis is reversed
-swings into its cabinet, a drawer slides through the back wall. Pairs already in contact at rest
-(a drawer touching its runners, a lid resting on its pot) are not judged, since open and
-non-watertight meshes give no inside to measure depth in; nor is a part that ends up wholly
-inside another without any triangles crossing. Free bodies (unbounded prismatic joints) and
-joints with no shapes on one side are not judged (the message counts them).
+(unbounded rotations to pi/2, pi and -pi/2), everything else at rest (mimic followers take
+their coupled values). The moving side is every link that moves at one of those
+configurations, the fixed side every other link. Each link is its collision shapes (what a
+simulator collides; its visual shapes when it has none), as one triangle mesh with a
+bounding-volume hierarchy (python-fcl, built through `trimesh.collision`).
+
+A pair (moving link, fixed link) whose triangles intersect at one of the configurations but
+not at rest, and still intersect with the part moved back along its motion by the depth
+tolerance (5 % of the object's largest extent, at least 5 mm; for a rotation, that arc length
+at the moving side's largest distance from the axis), is a new interpenetration: a door whose
+hinge axis is reversed swings into its cabinet, a drawer slides through the back wall.
+Shallower contacts (a key pressed a few millimetres into its board) are not judged.
+
+What it cannot see: pairs already in contact at rest (a drawer touching its runners, a lid
+resting on its pot; open and non-watertight meshes give no inside to measure depth in), a part
+that ends up wholly inside another without any triangles crossing, and faces that merely touch
+(they count as intersecting: a sash whose lock is flush with its neighbour). Free bodies
+(unbounded prismatic joints) and joints with no shapes on one side are not judged (the message
+counts them).
 
 The check is a warning (the object goes to review): real libraries have parts that graze each
 other at a generous limit.
@@ -28,6 +36,11 @@ from verify.checks.attachment import _primitive
 from verify.report import CheckResult
 
 UNBOUNDED_ANGLES = (math.pi / 2, math.pi, -math.pi / 2)
+MAX_REACH_POINTS = 2048
+#: How deep a part must go, along its own motion, before a new contact counts: this fraction of
+#: the object's largest extent, at least DEPTH_MIN (the attachment check's tolerance).
+DEPTH_FRACTION = 0.05
+DEPTH_MIN = 0.005  # metres
 FRACTIONS = (0.0, 0.5, 1.0)
 
 
@@ -69,7 +82,7 @@ class _Scene:
         from trimesh.collision import mesh_to_BVH
 
         self.fcl = fcl
-        self.objects, self.boxes = {}, {}
+        self.objects, self.boxes, self.points = {}, {}, {}
         for link in obj.links:
             found = _link_mesh(link, meshes)
             if found is None:
@@ -80,6 +93,7 @@ class _Scene:
             self.boxes[link.name] = (
                 np.array(np.meshgrid(*zip(low, high, strict=True))).reshape(3, -1).T
             )
+            self.points[link.name] = found[0][:: max(1, len(found[0]) // MAX_REACH_POINTS)]
 
     def contacts(self, poses: dict, moving: set[str]) -> set[tuple[str, str]]:
         """(moving link, fixed link) pairs whose triangles intersect at `poses`."""
@@ -103,10 +117,23 @@ class _Scene:
         return found
 
 
+def _reach(scene: _Scene, joint, frame: np.ndarray, moving: set[str], rest: dict) -> float:
+    """Largest distance of the moving side's points from a rotating joint's axis at rest."""
+    origin, axis = frame[:3, 3], frame[:3, :3] @ joint.axis
+    reach = 0.0
+    for name in moving & set(scene.points):
+        points = scene.points[name] @ rest[name][:3, :3].T + rest[name][:3, 3] - origin
+        radial = points - np.outer(points @ axis, axis)
+        reach = max(reach, float(np.linalg.norm(radial, axis=1).max()))
+    return reach
+
+
 def run(ctx: Context) -> list[CheckResult]:
     obj = ctx.reread
     scene = _Scene(obj, ctx.notes.get("meshes", {}))
     rest = ctx.rest_poses
+    depth = max(DEPTH_FRACTION * (ctx.notes.get("extent") or 0.0), DEPTH_MIN)
+    frames = obj.joint_frames()
     flagged, judged, skipped = [], 0, 0
     for joint in obj.moving_joints:
         values = joint_values(joint)
@@ -129,9 +156,19 @@ def run(ctx: Context) -> list[CheckResult]:
             continue
         judged += 1
         at_rest = scene.contacts(rest, moving)
+        # The coordinate change that moves the part by `depth` (rotations: at its reach).
+        rotating = joint.type in ("revolute", "continuous", "helical")
+        reach = _reach(scene, joint, frames[joint.name], moving, rest) if rotating else 1.0
+        step = depth / reach if reach > 0 else math.inf
         new: dict[tuple[str, str], list[float]] = {}
         for q, poses in configurations:
-            for pair in scene.contacts(poses, moving) - at_rest:
+            if abs(q) <= step:
+                continue  # moved less than `depth` from rest: a graze at most
+            found = scene.contacts(poses, moving) - at_rest
+            if found:  # still intersecting `depth` less far along the motion?
+                back = obj.resolve_configuration({joint.name: q - math.copysign(step, q)})
+                found &= scene.contacts(obj.link_poses(back), moving)
+            for pair in found:
                 new.setdefault(pair, []).append(q)
         if new:
             flagged.append((joint, new))
