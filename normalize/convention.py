@@ -31,7 +31,7 @@ from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, 
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
 from normalize.urdf_writer import exact_rpy
 
-CONVENTION_VERSION = "1.0.0"
+CONVENTION_VERSION = "2.0.0"
 ROOT_NAME = "base"
 FULL_TURN = 2.0 * math.pi
 AXIS_TIE_TOLERANCE = 1e-12
