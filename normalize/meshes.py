@@ -429,9 +429,15 @@ def geometry_bounds(
     geometry: Geometry, pose: np.ndarray, *, root: Path | None = None
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """(min, max) corners of the axis-aligned box around `geometry` placed by `pose` (the world
-    pose of its link); exact for every kind. None for a mesh without vertices."""
+    pose of its link); exact for every kind (a capsule: the triangle mesh it is written as).
+    None for a mesh without vertices."""
     frame = pose @ geometry.origin
     rot, centre = frame[:3, :3], frame[:3, 3]
+    if geometry.kind == "capsule":  # the triangle mesh it is written as, so bounds stay put
+        points = _capsule_vertices(float(geometry.size[0]), float(geometry.size[1]))
+        with _timed("bounds"):
+            points = points @ rot.T + centre
+            return points.min(axis=0), points.max(axis=0)
     if geometry.kind == "mesh":
         mesh = load_mesh(Path(geometry.filename), root=root, element=geometry.name)
         with _timed("bounds"):
@@ -442,13 +448,10 @@ def geometry_bounds(
         half = np.abs(rot) @ (np.asarray(size[:3], dtype=float) / 2.0)
     elif geometry.kind == "sphere":
         half = np.full(3, size[0])
-    else:  # cylinder or capsule along the local z axis: (radius, length)
+    else:  # cylinder along the local z axis: (radius, length)
         radius, length = size[0], size[1]
         axis = rot[:, 2]
-        if geometry.kind == "cylinder":
-            half = np.abs(axis) * length / 2.0 + radius * np.sqrt(np.clip(1.0 - axis**2, 0, 1))
-        else:
-            half = np.abs(axis) * length / 2.0 + radius
+        half = np.abs(axis) * length / 2.0 + radius * np.sqrt(np.clip(1.0 - axis**2, 0, 1))
     return centre - half, centre + half
 
 
@@ -737,6 +740,11 @@ def write_obj_converted(source: Path, out_dir: Path, names: OutputNames, root: P
                 _disk_write(stored, data)
             (out_dir / name).write_bytes(data)
     return name
+
+
+@functools.lru_cache(maxsize=1024)
+def _capsule_vertices(radius: float, length: float) -> np.ndarray:
+    return np.asarray(capsule_trimesh(radius, length).vertices, dtype=float)
 
 
 def capsule_trimesh(radius: float, length: float) -> trimesh.Trimesh:

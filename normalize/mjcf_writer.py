@@ -17,7 +17,8 @@ ignores such a URDF limit too).
 
 `write_mjcf(obj, folder)` writes the file (`MjSpec.to_xml`, which compiles the spec, so MuJoCo
 has checked it; verification then loads the written file, `simulator.load.mujoco_mjcf`); it
-returns None when MuJoCo is not installed.
+returns None when MuJoCo is not installed, and for an object with a link named `world`
+(MuJoCo's world body; canonical objects are named base / link_i, so no release object is).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from normalize.helical import split_helical
 from normalize.model import ArticulatedObject, Geometry
 
 MJCF_NAME = "object.xml"
+WORLD = "world"
 BOUND_MASS = 1e-9
 BOUND_INERTIA = 1e-12
 INERTIA_MARGIN = 1e-5
@@ -147,6 +149,8 @@ def write_mjcf(obj: ArticulatedObject, folder: Path) -> Path | None:
         import mujoco
     except ImportError:
         return None
+    if any(link.name == WORLD for link in obj.links):
+        return None  # MuJoCo's name for its world body: only non-canonical objects use it
     folder = Path(folder)
     spec = object_spec(obj, mujoco)
     # The written meshes, by the relative paths the file names them with (to_xml compiles).
