@@ -5,7 +5,10 @@
 1. verify_object on every object of the generated sample library (`generate_library(tmp, n)`,
    normalized once beforehand): median wall and CPU milliseconds per object over `repeat` runs,
    by size class (moving joints), per check family, and with the simulator checks off.
-2. verify_object on the corpus keyboard partnet_mobility/7619 (115 moving joints).
+2. verify_object on the corpus keyboard partnet_mobility/7619 (115 moving joints), and CPU
+   milliseconds per object of every check family over the whole corpus (tests/corpus_sources.
+   yaml; the simulator family loads every shipped file in MuJoCo, PyBullet and yourdfpy, the
+   collision family is collision.range).
 3. `arena validate /work/shared/corpus/partnet_mobility/10495` as a subprocess, including
    interpreter start-up: wall and CPU (user + sys) seconds, best and median of 5.
 4. The whole sample library through `validate_candidates` with 1 and with 2 worker processes.
@@ -31,6 +34,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from normalize.errors import AssetError
 from normalize.run import normalize_candidate
 from normalize.sources import SourceConfig, discover, load_sources
 from samples.generate import generate_library
@@ -42,15 +46,20 @@ from verify.validate import validate_candidates
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "verify_bench.json"
 CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS_SOURCES = REPO / "tests" / "corpus_sources.yaml"
 ARENA = REPO / ".venv" / "bin" / "arena"
 FAMILIES = (*CHECK_FAMILIES, ("simulator", simulator.run))
 
 
-def normalized(sources_file: Path, out: Path):
+def normalized(sources_file: Path, out: Path, *, skip_rejected: bool = False):
     results = []
     for source in load_sources(sources_file):
         for candidate in discover(source):
-            results.append((normalize_candidate(candidate, out), source))
+            try:
+                results.append((normalize_candidate(candidate, out), source))
+            except AssetError:
+                if not skip_rejected:
+                    raise
     return results
 
 
@@ -197,6 +206,9 @@ def main() -> None:
             "wall_ms": round(wall, 1),
             "cpu_ms": round(cpu, 1),
         }
+
+        corpus = normalized(CORPUS_SOURCES, Path(tmp) / "corpus_all", skip_rejected=True)
+        figures["corpus_cpu_ms_per_family"] = {"objects": len(corpus), **per_family(corpus, 1)}
 
         candidates = [c for s in load_sources(library / "sources.yaml") for c in discover(s)]
         folder = {}

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 import schemas
 from export.digests import sha256_file, sha256_hex
 from normalize.convention import rest_bounds
+from normalize.mjcf_writer import MJCF_NAME
 from normalize.model import ArticulatedObject, Geometry
 
 TABLES = ("objects", "joints", "links", "rejects", "review", "duplicates", "source_files")
@@ -235,6 +236,8 @@ def object_row(
         "n_mimic": sum(j.mimic is not None for j in obj.joints),
         "urdf_path": urdf_path,
         "urdf_sha256": files[urdf_name],
+        "mjcf_path": _mjcf_path(urdf_path) if MJCF_NAME in files else None,
+        "mjcf_sha256": files.get(MJCF_NAME),
         "assets_sha256": digest_listing(assets),
         "n_files": len(files),
         "total_bytes": sum((object_dir / name).stat().st_size for name in files),
@@ -252,6 +255,10 @@ def object_row(
         "is_canonical": True,
         "convention_version": convention_version,
     }
+
+
+def _mjcf_path(urdf_path: str) -> str:
+    return (Path(urdf_path).parent / MJCF_NAME).as_posix()
 
 
 def reject_row(

@@ -10,7 +10,7 @@ Two steps, kept apart so that verification can check the second changes no motio
 2. `canonicalize(reference, up_axis=, scale=)`: REPRESENTATION changes only. It returns the
    placement T and scale s with `reference.transformed(T, s)` being the object in the canonical
    frame, and the canonical object itself, equal to that one up to representation: fixed joints
-   contracted, canonical names, canonical axis signs, inertials on moving links, rotations
+   contracted, canonical names, canonical axis signs, inertials on every link with shapes, rotations
    rounded to what URDF's rpy can represent exactly.
 
 Every change is returned as a `Change`; nothing is modified silently.
@@ -19,6 +19,7 @@ Every change is returned as a `Change`; nothing is modified silently.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, 
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
 from normalize.urdf_writer import exact_rpy
 
-CONVENTION_VERSION = "1.1.0"
+CONVENTION_VERSION = "2.0.0"
 ROOT_NAME = "base"
 FULL_TURN = 2.0 * math.pi
 AXIS_TIE_TOLERANCE = 1e-12
@@ -207,17 +208,16 @@ def _is_empty(inertial: Inertial | None) -> bool:
 
 def resolve_inertials(
     obj: ArticulatedObject,
-    moving: set[str],
     *,
     root: Path | None = None,
     density: float = MESH_DENSITY,
 ) -> tuple[ArticulatedObject, list[Change]]:
-    """Links of `moving` keep a valid source inertial, else get one computed from their shapes
-    (collision shapes, else visual shapes); a source inertial whose mass is valid but whose
-    tensor is missing or invalid keeps its mass and centre of mass and gets the shapes' tensor
-    scaled to that mass (`inertial.tensor_computed`). Other links keep valid source
-    inertials. Invalid inertials that cannot be replaced are dropped with a record; all-zero
-    ones (massless frame links) are simply absent."""
+    """Every link keeps a valid source inertial; a link with shapes gets one computed from them
+    otherwise (collision shapes, else visual shapes), the base included. A source inertial whose
+    mass is valid but whose tensor is missing or invalid keeps its mass and centre of mass and
+    gets the shapes' tensor scaled to that mass (`inertial.tensor_computed`). Invalid inertials
+    that cannot be replaced are dropped with a record; all-zero ones (massless frame links) are
+    simply absent."""
     changes = []
     links = []
     for link in obj.links:
@@ -228,7 +228,7 @@ def resolve_inertials(
         element = f"link {link.name}"
         reason = "it has none" if _is_empty(inertial) else "; ".join(inertial.problems())
         computed, how = None, ""
-        if link.name in moving and (link.visuals or link.collisions):
+        if link.visuals or link.collisions:
             computed, how = _computed_inertial(link, root, density)
             declared = inertial is not None and math.isfinite(inertial.mass) and inertial.mass > 0
             if computed is not None and declared and computed.mass > 0:
@@ -346,16 +346,23 @@ def contract_fixed(obj: ArticulatedObject) -> tuple[ArticulatedObject, list[Chan
 
 
 # --------------------------------------------------------------------------- names and signs
+def natural_key(name: str) -> tuple:
+    """Sort key comparing the digit runs of a name as numbers: joint_2 before joint_10, so a
+    normalized object keeps its numbering when normalized again."""
+    return tuple(int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", name)))
+
+
 def canonical_names(obj: ArticulatedObject) -> ArticulatedObject:
     """Root `base`; joints `joint_<i>` with child links `link_<i>`, i in depth-first pre-order
-    with the joints below each link sorted by name. Source names stay in `source_names` /
-    `source_name`."""
+    with the joints below each link sorted by name (`natural_key`). Source names stay in
+    `source_names` / `source_name`."""
     children: dict[str, list[Joint]] = {}
     for joint in obj.joints:
         children.setdefault(joint.parent, []).append(joint)
 
     def below(link: str) -> list[Joint]:
-        return sorted(children.get(link, []), key=lambda j: j.name, reverse=True)
+        key = lambda j: (natural_key(j.name), j.name)  # noqa: E731
+        return sorted(children.get(link, []), key=key, reverse=True)
 
     link_names = {obj.root: ROOT_NAME}
     order: list[Joint] = []
@@ -384,6 +391,33 @@ def canonical_names(obj: ArticulatedObject) -> ArticulatedObject:
     ordered = [ROOT_NAME] + [f"link_{i}" for i in range(len(order))]
     links = [replace(by_new[name], name=name) for name in ordered]
     return obj.replace(links=tuple(links), joints=tuple(joints))
+
+
+def canonical_geometry_names(obj: ArticulatedObject) -> tuple[ArticulatedObject, list[Change]]:
+    """Every shape named `<link>_visual_<i>` / `<link>_collision_<i>`: unique in the whole file
+    (MuJoCo warns on a repeated geom name and drops it)."""
+    links, renamed = [], 0
+    for link in obj.links:
+        shapes = {}
+        for kind in ("visual", "collision"):
+            named = []
+            for i, g in enumerate(getattr(link, f"{kind}s")):
+                name = f"{link.name}_{kind}_{i}"
+                renamed += g.name != name
+                named.append(replace(g, name=name))
+            shapes[f"{kind}s"] = tuple(named)
+        links.append(replace(link, **shapes))
+    changes = []
+    if renamed:
+        changes.append(
+            Change(
+                "names.geometry",
+                f"{renamed} shape name(s) set to the canonical <link>_visual_<i> / "
+                "<link>_collision_<i> (unique in the file)",
+                element=f"robot {obj.name}",
+            )
+        )
+    return obj.replace(links=tuple(links)), changes
 
 
 def needs_flip(world_axis: np.ndarray) -> bool:
@@ -532,9 +566,7 @@ def canonicalize(
         )
     )
     placed = reference.transformed(placement, scale)
-    group = _fixed_groups(placed)
-    moving = {name for name, (rep, _) in group.items() if rep != placed.root}
-    obj, more = resolve_inertials(placed, moving, root=root, density=density)
+    obj, more = resolve_inertials(placed, root=root, density=density)
     changes += more
     obj, more = contract_fixed(obj)
     changes += more
@@ -559,6 +591,8 @@ def canonicalize(
                 )
             )
     obj, more = canonical_axis_signs(renamed)
+    changes += more
+    obj, more = canonical_geometry_names(obj)
     changes += more
     for joint in obj.joints:
         if joint.type == "revolute" and joint.upper - joint.lower >= FULL_TURN:

@@ -108,6 +108,8 @@ def _compose_pair(a: Joint, b: Joint, coupling: tuple[Joint, Joint, float, str])
         pitch=pitch,
         mimic=mimic,
         source_name=rotational.source_name,
+        effort=rotational.effort,
+        velocity=rotational.velocity,
     )
     dropped = ""
     if driver == "rotational" and math.isfinite(prismatic.lower):

@@ -600,9 +600,15 @@ def geometry_bounds(
     geometry: Geometry, pose: np.ndarray, *, root: Path | None = None
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """(min, max) corners of the axis-aligned box around `geometry` placed by `pose` (the world
-    pose of its link); exact for every kind. None for a mesh without vertices."""
+    pose of its link); exact for every kind (a capsule: the triangle mesh it is written as).
+    None for a mesh without vertices."""
     frame = pose @ geometry.origin
     rot, centre = frame[:3, :3], frame[:3, 3]
+    if geometry.kind == "capsule":  # the triangle mesh it is written as, so bounds stay put
+        points = _capsule_vertices(float(geometry.size[0]), float(geometry.size[1]))
+        with _timed("bounds"):
+            points = points @ rot.T + centre
+            return points.min(axis=0), points.max(axis=0)
     if geometry.kind == "mesh":
         mesh = load_mesh(Path(geometry.filename), root=root, element=geometry.name)
         with _timed("bounds"):
@@ -615,13 +621,10 @@ def geometry_bounds(
         half = np.full(3, size[0])
     elif geometry.kind == "ellipsoid":  # the support of an ellipsoid along each world axis
         half = np.sqrt((rot**2) @ (np.asarray(size[:3], dtype=float) ** 2))
-    else:  # cylinder or capsule along the local z axis: (radius, length)
+    else:  # cylinder along the local z axis: (radius, length)
         radius, length = size[0], size[1]
         axis = rot[:, 2]
-        if geometry.kind == "cylinder":
-            half = np.abs(axis) * length / 2.0 + radius * np.sqrt(np.clip(1.0 - axis**2, 0, 1))
-        else:
-            half = np.abs(axis) * length / 2.0 + radius
+        half = np.abs(axis) * length / 2.0 + radius * np.sqrt(np.clip(1.0 - axis**2, 0, 1))
     return centre - half, centre + half
 
 
@@ -847,8 +850,50 @@ def write_obj_copy(
 
     with _timed("write"):
         data = _MTLLIB.sub(material, read_mesh_bytes(source))
+        completed = completed_texcoords(data)
+        if completed is not None:
+            data = completed
+            changes.append(
+                Change(
+                    "mesh.texcoords_completed",
+                    f"{source.name} has faces with texture coordinates and faces without "
+                    "(MuJoCo then discards them all, with a warning): the faces without now "
+                    "name a texture coordinate (0, 0) added first",
+                    element=f"file {source.name}",
+                )
+            )
         (out_dir / name).write_bytes(data)
     return name
+
+
+_FACE_WITHOUT_UV = re.compile(rb"^[ \t]*f[ \t]+[^/\s]+(\s|//)", re.MULTILINE)
+_FACE_WITH_UV = re.compile(rb"^[ \t]*f[ \t]+[^/\s]+/[^/\s]", re.MULTILINE)
+
+
+def completed_texcoords(data: bytes) -> bytes | None:
+    """OBJ text where every face names a texture coordinate, when some do and some do not
+    (None otherwise): a `vt 0 0` is added as the first texture coordinate, positive texture
+    indices move up by one and faces without one name it."""
+    if not (_FACE_WITHOUT_UV.search(data) and _FACE_WITH_UV.search(data)):
+        return None
+    out = [b"vt 0 0"]
+    for line in data.splitlines():
+        parts = line.split()
+        if not parts or parts[0] != b"f":
+            out.append(line)
+            continue
+        corners = []
+        for token in parts[1:]:
+            fields = token.split(b"/")
+            uv = fields[1] if len(fields) > 1 else b""
+            if not uv:
+                uv = b"1"
+            elif int(uv) > 0:
+                uv = b"%d" % (int(uv) + 1)
+            normal = b"/" + fields[2] if len(fields) > 2 else b""
+            corners.append(fields[0] + b"/" + uv + normal)
+        out.append(b"f " + b" ".join(corners))
+    return b"\n".join(out) + b"\n"
 
 
 def _obj_text(vertices: np.ndarray, faces: np.ndarray) -> str:
@@ -872,6 +917,11 @@ def write_obj_converted(source: Path, out_dir: Path, names: OutputNames, root: P
                 _disk_write(stored, data)
             (out_dir / name).write_bytes(data)
     return name
+
+
+@functools.lru_cache(maxsize=1024)
+def _capsule_vertices(radius: float, length: float) -> np.ndarray:
+    return np.asarray(capsule_trimesh(radius, length).vertices, dtype=float)
 
 
 def capsule_trimesh(radius: float, length: float) -> trimesh.Trimesh:
@@ -940,3 +990,153 @@ def write_capsule_obj(radius: float, length: float, out_dir: Path, names: Output
             mesh = capsule_trimesh(radius, length)
             (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
     return name
+
+
+# --------------------------------------------------------------------------------- collision
+#: A collision mesh thinner than this (m, across its convex hull) is written as its convex hull
+#: grown by this much along every axis: simulators that collide convex hulls (MuJoCo) refuse a
+#: flat, coplanar or near-degenerate point set.
+MIN_COLLISION_THICKNESS = SHELL_THICKNESS
+_hulls: dict[tuple, tuple[np.ndarray, np.ndarray] | None] = {}
+
+
+def hull_width(points: np.ndarray) -> float:
+    """The extent of `points` along their thinnest principal direction (0 when they do not
+    span three dimensions)."""
+    unique = np.unique(points, axis=0)
+    if len(unique) < 4:
+        return 0.0
+    centred = unique - unique.mean(axis=0)
+    direction = np.linalg.svd(centred, full_matrices=False)[2][-1]
+    projected = centred @ direction
+    return float(projected.max() - projected.min())
+
+
+def inward_offset(
+    normal: np.ndarray, mesh: Mesh, scale: np.ndarray, toward: np.ndarray
+) -> np.ndarray:
+    """The move (mesh units) by MIN_COLLISION_THICKNESS after `scale` across the plane of
+    `normal` (mesh units), on the side of `toward` (a point in the mesh's frame, mesh units:
+    the object's centre), so that thickening keeps the object's box."""
+    direction = normal / scale  # a plane's normal after scaling
+    direction /= np.linalg.norm(direction)
+    if float(direction @ ((toward - mesh.vertices.mean(axis=0)) * scale)) < 0:
+        direction = -direction
+    return direction * MIN_COLLISION_THICKNESS / scale
+
+
+def thickened_collision(
+    mesh: Mesh, scale: np.ndarray, toward: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(vertices, faces) of the convex hull of `mesh` and of its copy moved by
+    `MIN_COLLISION_THICKNESS` across its thinnest direction, towards `toward` (mesh frame; in
+    the mesh's own units, so that after `scale` it is that thick), repeated while the hull is
+    still thinner (a needle); a point or segment is grown by that much in every axis instead.
+    None when the mesh at `scale` is thick enough to collide as it is. The result is thick
+    enough, so normalizing it again leaves it alone. Cached by content, scale and moves."""
+    scale = np.asarray(scale, dtype=float)
+    scaled = mesh.vertices * scale
+    with _timed("mass"):
+        if hull_width(scaled) >= MIN_COLLISION_THICKNESS:
+            return None
+        points = np.unique(mesh.vertices, axis=0)
+        moves = []
+        for _ in range(3):  # a plate needs one move, a needle two
+            if hull_width(points * scale) >= MIN_COLLISION_THICKNESS:
+                break
+            centred = points * scale - (points * scale).mean(axis=0)
+            values, directions = np.linalg.svd(centred, full_matrices=False)[1:]
+            if len(points) >= 3 and values[1] > FLAT_FRACTION * max(values[0], 1e-300):
+                normal = directions[-1] * scale  # the thinnest direction, as a plane normal
+                offsets = np.array([np.zeros(3), inward_offset(normal, mesh, scale, toward)])
+            else:  # a point or a segment
+                half = MIN_COLLISION_THICKNESS / 2.0 / np.abs(scale)
+                offsets = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T * half
+            moves.append(tuple(offsets.ravel().tolist()))
+            points = np.unique((points[:, None, :] + offsets[None, :, :]).reshape(-1, 3), axis=0)
+        key = (mesh.sha256, tuple(scale.tolist()), tuple(moves))
+        if key not in _hulls:
+            hull = trimesh.convex.convex_hull(points)
+            _hulls[key] = (np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces))
+        return _hulls[key]
+
+
+def write_collision_obj(
+    vertices: np.ndarray, faces: np.ndarray, out_dir: Path, names: OutputNames, key: str, stem: str
+) -> str:
+    """Write a generated collision mesh (`key` identifies it) as OBJ; returns the output name."""
+    name, new = names.name(f"collision:{key}", ".obj", stem=f"{stem}_collision")
+    if new:
+        with _timed("write"):
+            (out_dir / name).write_text(_obj_text(vertices, faces), encoding="utf-8")
+    return name
+
+
+#: A mesh whose points lie in one plane to within this fraction of its size is flat: MuJoCo
+#: cannot compute its volume (it refuses the file), so a flat visual is written as two layers.
+FLAT_FRACTION = 1e-9
+
+
+_flat: dict[str, np.ndarray | None] = {}
+
+
+def flat_normal(mesh: Mesh) -> np.ndarray | None:
+    """The unit normal of a mesh whose points are coplanar (or fewer than 4), else None
+    (cached by content)."""
+    if mesh.sha256 not in _flat:
+        with _timed("mass"):
+            _flat[mesh.sha256] = _flat_normal(mesh.vertices)
+    return _flat[mesh.sha256]
+
+
+def _flat_normal(vertices: np.ndarray) -> np.ndarray | None:
+    unique = np.unique(vertices, axis=0)
+    size = float(np.max(unique.max(axis=0) - unique.min(axis=0))) if len(unique) else 0.0
+    if len(unique) >= 4 and hull_width(unique) > FLAT_FRACTION * size:
+        return None
+    centred = unique - unique.mean(axis=0)
+    if len(unique) < 3:  # a point or a segment: any direction across it
+        direction = centred[-1] if len(unique) == 2 else np.array([0.0, 0.0, 1.0])
+        normal = np.cross(direction, [1.0, 0.0, 0.0])
+        if np.linalg.norm(normal) < 1e-12:
+            normal = np.cross(direction, [0.0, 1.0, 0.0])
+        return normal / np.linalg.norm(normal)
+    return np.linalg.svd(centred, full_matrices=False)[2][-1]
+
+
+def _vertex_ref(token: bytes, count: int) -> int:
+    """1-based absolute vertex index of an OBJ index token (negative ones count back)."""
+    index = int(token)
+    return count + index + 1 if index < 0 else index
+
+
+def doubled_obj(data: bytes, offset: np.ndarray) -> bytes:
+    """OBJ text of a flat mesh as two layers, as it is and moved by `offset`, the second with
+    reversed faces: every other line (materials, texture coordinates, normals, groups) as it
+    was, so it looks the same; vertex k becomes vertices 2k - 1 (front) and 2k (back)."""
+    out: list[bytes] = []
+    count = 0
+    for line in data.splitlines():
+        parts = line.split()
+        key = parts[0] if parts else b""
+        if key == b"v" and len(parts) >= 4:
+            point = np.array([float(p) for p in parts[1:4]])
+            rest = b" ".join(parts[4:])
+            for shifted in (point, point + offset):
+                text = "v {:.17g} {:.17g} {:.17g}".format(*shifted).encode()
+                out.append(text + (b" " + rest if rest else b""))
+            count += 1
+        elif key == b"f" and len(parts) >= 4:
+            corners = []
+            for token in parts[1:]:
+                head, sep, tail = token.partition(b"/")
+                k = _vertex_ref(head, count)
+                corners.append((2 * k - 1, 2 * k, sep + tail))
+            out.append(b"f " + b" ".join(b"%d%s" % (a, t) for a, _, t in corners))
+            out.append(b"f " + b" ".join(b"%d%s" % (b, t) for _, b, t in reversed(corners)))
+        elif key in (b"l", b"p"):
+            refs = [b"%d" % (2 * _vertex_ref(t.partition(b"/")[0], count) - 1) for t in parts[1:]]
+            out.append(key + b" " + b" ".join(refs))
+        else:
+            out.append(line)
+    return b"\n".join(out) + b"\n"

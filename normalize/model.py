@@ -194,6 +194,8 @@ class Joint:
     upper = +inf; prismatic and helical joints are either bounded or unbounded both ways;
     fixed joints have [0, 0].
     pitch: translation along the axis per radian of rotation (helical joints only), metres/rad.
+    effort, velocity: the source's actuation limits (N or N m, m/s or rad/s), None when it gives
+    none; carried for simulators, not part of the motion.
     """
 
     name: str
@@ -207,6 +209,8 @@ class Joint:
     pitch: float = 0.0
     mimic: Mimic | None = None
     source_name: str | None = None
+    effort: float | None = None
+    velocity: float | None = None
 
     def __post_init__(self):
         element = f"joint {self.name}"

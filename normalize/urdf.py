@@ -232,6 +232,8 @@ class _Reader:
         rot = origin[:3, :3]
         if not np.array_equal(rot, np.eye(3)):
             tensor = rot @ tensor @ rot.T
+        if mass == 0.0 and not tensor.any():
+            return None  # a massless frame link (as the convention writes them)
         if mass < 0:
             self.changes.append(
                 Change(
@@ -288,6 +290,18 @@ class _Reader:
             lower, upper = upper, lower
         return lower, upper
 
+    def actuation(self, node, element: str) -> dict[str, float | None]:
+        """{'effort', 'velocity'} of `<limit>`: the value when positive, else None (0 or an
+        absent attribute means "not specified")."""
+        limit = _child(node, "limit")
+        out: dict[str, float | None] = {"effort": None, "velocity": None}
+        for name in out:
+            text = None if limit is None else limit.get(name)
+            if text is not None:
+                value = self.number(text, f"limit {name}", element)
+                out[name] = value if value > 0 else None
+        return out
+
     def limit_value(self, limit, name: str, element: str, infinite: bool) -> float:
         value = limit.get(name)
         if value is None:
@@ -323,7 +337,15 @@ class _Reader:
             else:
                 lower, upper = self.limits(node, kind, element)
             mimic = self.mimic(node, element)
-            joint = Joint(type=kind, axis=axis, lower=lower, upper=upper, mimic=mimic, **common)
+            joint = Joint(
+                type=kind,
+                axis=axis,
+                lower=lower,
+                upper=upper,
+                mimic=mimic,
+                **common,
+                **self.actuation(node, element),
+            )
             return [], [joint]
         if kind in _MULTI_DOF:
             axes = (self.axis(node, element),) if kind == "planar" else ()

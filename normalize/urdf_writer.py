@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,12 +29,21 @@ from lxml import etree
 from normalize.changes import Change
 from normalize.helical import split_helical
 from normalize.meshes import (
+    MIN_COLLISION_THICKNESS,
     OutputNames,
+    doubled_obj,
+    flat_normal,
+    geometry_bounds,
+    inward_offset,
+    load_mesh,
+    thickened_collision,
     write_capsule_obj,
+    write_collision_obj,
     write_obj_converted,
     write_obj_copy,
     write_unit_sphere_obj,
 )
+from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
 from normalize.paths import is_inside
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
@@ -103,6 +113,12 @@ def _geometry(parent, tag: str, g: Geometry) -> None:
         raise ValueError(f"geometry kind {g.kind!r} must be turned into a mesh before writing")
 
 
+#: What a link without an inertial is written with: mass 0, so that no simulator invents one
+#: (PyBullet gives a link without `<inertial>` 1 kg and a unit tensor; MuJoCo raises it to the
+#: compiler's `boundmass`). `read_object` reads it back as no inertial.
+MASSLESS = Inertial(0.0, np.zeros(3), np.zeros((3, 3)), method="none")
+
+
 def _inertial(parent, inertial: Inertial) -> None:
     node = etree.SubElement(parent, "inertial")
     if inertial.com.any():
@@ -123,8 +139,7 @@ def _inertial(parent, inertial: Inertial) -> None:
 
 def _link(parent, link: Link) -> None:
     node = etree.SubElement(parent, "link", name=link.name)
-    if link.inertial is not None:
-        _inertial(node, link.inertial)
+    _inertial(node, link.inertial if link.inertial is not None else MASSLESS)
     for g in link.visuals:
         _geometry(node, "visual", g)
     for g in link.collisions:
@@ -142,7 +157,11 @@ def _joint(parent, joint: Joint) -> None:
     limit = {}
     if joint.type in ("revolute", "prismatic"):
         limit = {"lower": _num(joint.lower), "upper": _num(joint.upper)}
-    etree.SubElement(node, "limit", effort="0.0", velocity="0.0", **limit)
+    for name in ("effort", "velocity"):  # the source's values; none is written as none
+        if getattr(joint, name) is not None:
+            limit[name] = _num(getattr(joint, name))
+    if limit:
+        etree.SubElement(node, "limit", **limit)
     if joint.mimic is not None:
         etree.SubElement(
             node,
@@ -154,12 +173,15 @@ def _joint(parent, joint: Joint) -> None:
 
 
 # MuJoCo's URDF extension (other parsers ignore it): load massless intermediate links (helical
-# and multi-DOF chains), keep mesh paths relative to the file and keep visual geometry.
+# and multi-DOF chains), keep mesh paths relative to the file, keep visual geometry, keep every
+# link a body (the base included) and take every inertial from the file.
 MUJOCO_COMPILER = {
     "boundmass": "1e-09",
     "boundinertia": "1e-12",
     "strippath": "false",
     "discardvisual": "false",
+    "fusestatic": "false",
+    "inertiafromgeom": "false",
 }
 
 
@@ -183,6 +205,20 @@ class Written:
     urdf_path: Path
     object: ArticulatedObject
     changes: list[Change]
+
+
+def _rest_centre(obj: ArticulatedObject, poses: dict, root: Path | None) -> np.ndarray:
+    """Centre of the rest-pose box of every link's shapes (visuals, else collisions)."""
+    lows, highs = [], []
+    for link in obj.links:
+        for g in link.visuals or link.collisions:
+            found = geometry_bounds(g, poses[link.name], root=root)
+            if found is not None:
+                lows.append(found[0])
+                highs.append(found[1])
+    if not lows:
+        return np.zeros(3)
+    return (np.min(lows, axis=0) + np.max(highs, axis=0)) / 2.0
 
 
 def _written_meshes(
@@ -238,27 +274,93 @@ def _written_meshes(
             )
         return replace(g, filename=f"{MESH_FOLDER}/{name}")
 
+    doubled: set[str] = set()
+    poses = obj.link_poses()
+    centre: list[np.ndarray] = []
+
+    def source_mesh(g: Geometry, element: str):
+        return load_mesh(Path(g.filename), root=root or Path(g.filename).parent, element=element)
+
+    def toward(link: Link, g: Geometry) -> np.ndarray:
+        """The object's rest-pose centre in the frame of `g`'s mesh (unscaled units)."""
+        if not centre:
+            centre.append(_rest_centre(obj, poses, root))
+        frame = poses[link.name] @ g.origin
+        local = np.linalg.inv(frame) @ np.append(centre[0], 1.0)
+        return local[:3] / g.scale
+
+    def visual(link: Link, g: Geometry, element: str) -> Geometry:
+        """`g` written; a flat mesh as two layers MIN_COLLISION_THICKNESS apart, the second
+        towards the object's centre (so that the object's box stays the same)."""
+        if g.kind != "mesh":
+            return written(g, element)
+        mesh = source_mesh(g, element)
+        normal = flat_normal(mesh)
+        out = written(g, element)
+        if normal is None or out.filename in doubled:
+            return out
+        doubled.add(out.filename)
+        path = out_dir / out.filename
+        offset = inward_offset(normal, mesh, g.scale, toward(link, g))
+        path.write_bytes(doubled_obj(path.read_bytes(), offset))
+        changes.append(
+            Change(
+                "visual.doubled",
+                f"visual mesh of {element} is flat (MuJoCo cannot compute its volume and "
+                f"refuses the file): written as two layers {MIN_COLLISION_THICKNESS:g} m apart, "
+                "materials and texture coordinates kept",
+                element=f"file {out.filename}",
+            )
+        )
+        return out
+
+    def collidable(link: Link, g: Geometry, element: str) -> Geometry:
+        """`g` written, or a thickened hull of it when it is too thin for a convex-hull
+        collider."""
+        if g.kind != "mesh":
+            return written(g, element)
+        mesh = source_mesh(g, element)
+        grown = thickened_collision(mesh, g.scale, toward(link, g))
+        if grown is None:
+            return written(g, element)
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(g.filename).stem)
+        key = f"{mesh.sha256}:{g.scale.tolist()}"
+        name = write_collision_obj(*grown, mesh_dir, names, key, stem)
+        changes.append(
+            Change(
+                "collision.thickened",
+                f"collision mesh {Path(g.filename).name} is thinner than "
+                f"{MIN_COLLISION_THICKNESS:g} m (flat, coplanar or degenerate): the convex hull "
+                f"of it and of its copy {MIN_COLLISION_THICKNESS:g} m inwards is the collision "
+                f"shape {MESH_FOLDER}/{name} (the visual is unchanged)",
+                element=element,
+            )
+        )
+        return replace(g, filename=f"{MESH_FOLDER}/{name}")
+
     links = []
     for link in obj.links:
         element = f"link {link.name}"
         links.append(
             replace(
                 link,
-                visuals=tuple(written(g, element) for g in link.visuals),
-                collisions=tuple(written(g, element) for g in link.collisions),
+                visuals=tuple(visual(link, g, element) for g in link.visuals),
+                collisions=tuple(collidable(link, g, element) for g in link.collisions),
             )
         )
     return obj.replace(links=tuple(links)), changes
 
 
 def export_object(obj: ArticulatedObject, out_dir: Path, *, root: Path | None = None) -> Written:
-    """Write `obj` into `out_dir` (object.urdf + meshes/). `root` confines the material and
+    """Write `obj` into `out_dir` (object.urdf + meshes/, and object.xml, its MJCF, when MuJoCo
+    is installed: `normalize.mjcf_writer`). `root` confines the material and
     texture files copied with OBJ meshes (default: each mesh's own folder)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written_obj, changes = _written_meshes(obj, out_dir, root)
     path = out_dir / URDF_NAME
     path.write_bytes(urdf_text(written_obj))
+    write_mjcf(written_obj, out_dir)
     return Written(path, written_obj, changes)
 
 

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import yourdfpy
+from lxml import etree
 from verify_assets import write
 
 from normalize.convention import CONVENTION_VERSION, needs_flip
@@ -19,6 +20,7 @@ from normalize.meshes import MESH_DENSITY
 from normalize.run import normalize_candidate
 from normalize.sources import Allowance, SourceConfig, discover
 from normalize.urdf import read_object
+from verify.loaders import yourdfpy_problems
 
 
 def normalize(tmp_path, text: str, files: dict | None = None, **config):
@@ -66,7 +68,7 @@ def load_yourdfpy(path, caplog, **kwargs):
         with caplog.at_level(logging.WARNING):
             caplog.clear()
             urdf = yourdfpy.URDF.load(str(path), **kwargs)
-            assert urdf.validate(), urdf._errors
+            assert yourdfpy_problems(urdf) == []
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
     return urdf
 
@@ -147,9 +149,14 @@ def test_inertials_source_when_valid_else_from_shapes(tmp_path):
     assert door.inertial.method == "box_formula"
     assert door.inertial.problems() == []
     computed = [c for c in result.changes if c.code == "inertial.computed"]
-    assert {c.element for c in computed} == {"link door", "link knob"}
-    # The base does not move: its shapes get no computed inertial.
-    assert obj.link_map["base"].inertial is None
+    assert {c.element for c in computed} == {"link body", "link door", "link knob"}
+    # The base gets its mass from its shapes too (a 1 x 0.6 x 1 m box).
+    base = obj.link_map["base"].inertial
+    assert base.method == "box_formula"
+    assert base.mass == pytest.approx(MESH_DENSITY * 0.6)
+    # PyBullet invents 1 kg for a link without <inertial>: every written link has one.
+    root = etree.fromstring(result.urdf_path.read_bytes())
+    assert all(link.find("inertial") is not None for link in root.iter("link"))
 
 
 def test_rest_pose_outside_limits_is_reanchored(tmp_path):

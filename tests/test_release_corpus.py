@@ -1,6 +1,9 @@
 """A release build of the whole shared corpus (tests/corpus_sources.yaml), without Prefect:
 accounting per source, manifests valid against their schemas, every accepted URDF loads in
-yourdfpy with its meshes, and a warm rebuild gives byte-identical manifests."""
+yourdfpy with its meshes, a warm rebuild gives byte-identical manifests, and the release as users
+get it (tests/shipped_support.py): every shipped URDF and MJCF loads quietly in yourdfpy, MuJoCo
+and PyBullet, `arena validate` passes its objects, normalizing it again changes nothing, masses
+add up."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import logging
 import pyarrow.parquet as pq
 import pytest
 import yourdfpy
+from shipped_support import loud_files, mass_problems, renormalized_differences, validation_failures
 
 import schemas
 from export import release
@@ -18,6 +22,7 @@ from export.manifests import TABLES
 from flows.commands import build_release
 from normalize.sources import discover
 from pipeline.build import BuildConfig
+from verify.loaders import yourdfpy_problems
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +79,7 @@ def test_every_accepted_urdf_loads_in_yourdfpy(corpus_release, caplog):
     with caplog.at_level(logging.WARNING, logger="yourdfpy"):
         for row in objects:
             urdf = yourdfpy.URDF.load(str(out / row["urdf_path"]), load_meshes=True)
-            assert urdf.validate(), row["object_id"]
+            assert yourdfpy_problems(urdf) == [], row["object_id"]
             moving = [j for j in urdf.robot.joints if j.type != "fixed"]
             assert len(moving) == row["n_joints"], row["object_id"]
     problems = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
@@ -109,3 +114,23 @@ def test_every_object_has_its_source_url_revision_and_file_digests(corpus_releas
             assert sha256_file(source.path / r["path"]) == r["sha256"], r
     assert set(by_object) == {o["object_id"] for o in objects}
     assert (out / "sources.yaml").is_file()
+
+
+def test_every_shipped_file_loads_without_a_printed_warning(corpus_release):
+    root, _, _ = corpus_release
+    assert loud_files(root / "cold") == {}
+
+
+def test_the_release_objects_validate(corpus_release):
+    root, _, _ = corpus_release
+    assert validation_failures(root / "cold") == []
+
+
+def test_normalizing_the_release_again_changes_nothing(corpus_release, tmp_path):
+    root, _, _ = corpus_release
+    assert renormalized_differences(root / "cold", tmp_path) == []
+
+
+def test_links_with_shapes_have_mass_and_objects_mass_is_their_sum(corpus_release):
+    root, _, _ = corpus_release
+    assert mass_problems(root / "cold") == []

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from verify_assets import CUBE_OBJ, box, door_urdf, mesh, urdf_source, write
+from verify_assets import CUBE_OBJ, box, door_urdf, hollow_cabinet_urdf, mesh, urdf_source, write
 
 import metric
 import schemas
@@ -74,6 +74,10 @@ def test_good_door_passes_every_check_family(tmp_path):
         "attachment.axis",
         "simulator.compile",
         "simulator.kinematics",
+        "simulator.load.pybullet",
+        "simulator.load.yourdfpy",
+        "simulator.printed",
+        "simulator.agreement",
     ):
         assert expected in ids
     split = report.check("metric.self_distance.split")[0]
@@ -226,9 +230,9 @@ def test_absurd_size_and_degenerate_mesh_and_missing_texture_are_warnings(tmp_pa
     files = {
         "cabinet.urdf": door_urdf(
             frame_geometry=box((30.0, 0.8, 1.0)),
-            door_geometry=box((0.02, 0.8, 1.0), (0.0, 0.4, 0.0))
+            door_geometry=box((0.02, 0.8, 1.0), (0.0, -0.4, 0.0))
             + mesh("meshes/triangle.obj")
-            + mesh("meshes/cube.obj", (0.0, 0.4, 0.0), (0.02, 0.8, 1.0)),
+            + mesh("meshes/cube.obj", (0.0, -0.4, 0.0), (0.02, 0.8, 1.0)),
         ),
         "meshes/triangle.obj": triangle,
         "meshes/cube.obj": textured,
@@ -246,28 +250,54 @@ def test_absurd_size_and_degenerate_mesh_and_missing_texture_are_warnings(tmp_pa
         "geometry.mesh_degenerate",
         "geometry.texture_missing",
     }
-    compiled = report.check("simulator.compile")[0]
-    assert compiled.passed and "left out 1 mesh" in compiled.message
+    # The shipped files load in every simulator as written: the flat triangle is written as two
+    # layers (recorded), which MuJoCo accepts.
+    assert report.check("simulator.compile")[0].passed
+    assert report.check("simulator.printed")[0].passed
+    assert any(c.code == "visual.doubled" for c in result.changes)
 
 
 def test_simulator_comparison_detects_different_kinematics(tmp_path):
-    import mujoco
+    from verify.checks import Context, simulator
 
-    from verify.checks.simulator import _kinematics, mujoco_text
-
-    result, _ = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
-    obj = read_object(result.urdf_path)
-    spec = mujoco.MjSpec.from_string(
-        mujoco_text(result.urdf_path, result.urdf_path.parent, set()).decode()
-    )
-    model = spec.compile()
-    assert _kinematics(mujoco, model, obj).passed
-    joint = obj.joints[0]
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    ctx = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    checks = {c.id: c for c in simulator.run(ctx)}
+    assert checks["simulator.agreement"].passed and checks["simulator.kinematics"].passed
+    joint = ctx.reread.joints[0]
     origin = joint.origin.copy()
     origin[0, 3] += 1e-3
-    moved = obj.replace(joints=(replace(joint, origin=origin),))
-    check = _kinematics(mujoco, model, moved)
-    assert not check.passed and check.value == pytest.approx(1e-3, rel=1e-6)
+    ctx.reread = ctx.reread.replace(joints=(replace(joint, origin=origin),))
+    checks = {c.id: c for c in simulator.run(ctx)}
+    for check_id in ("simulator.kinematics", "simulator.agreement"):
+        assert not checks[check_id].passed
+        assert checks[check_id].value == pytest.approx(1e-3, rel=1e-3)
+
+
+def test_simulator_printed_output_fails_for_the_loader_that_printed(tmp_path):
+    """Two visuals with one name: MuJoCo prints a warning from C++ (captured at the file
+    descriptor), so the file as written would not load quietly."""
+    from verify.checks import Context, simulator
+
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    edit_written(result, 'name="link_0_visual_0"', 'name="base_visual_0"')
+    ctx = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    [printed] = [c for c in simulator.run(ctx) if c.id == "simulator.printed"]
+    assert not printed.passed and printed.element == "loader mujoco"
+    assert "duplicate name" in printed.message
+
+
+def test_missing_simulator_is_reported_skipped_not_passed(tmp_path, monkeypatch):
+    from verify.checks import Context, simulator
+
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    monkeypatch.setattr(simulator, "_installed", lambda module: module != "pybullet")
+    ctx = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    checks = simulator.run(ctx)
+    [skipped] = [c for c in checks if c.id == "simulator.skipped"]
+    assert skipped.severity == "info" and not skipped.passed
+    assert skipped.element == "loader pybullet"
+    assert not any(c.id == "simulator.load.pybullet" for c in checks)
 
 
 def test_per_object_allowance_waives_a_check_and_keeps_it_listed(tmp_path):
@@ -375,3 +405,21 @@ def test_a_crash_outside_the_checks_is_a_failed_internal_report(tmp_path, monkey
     assert report.object_id == candidate.object_id and report.source_id == candidate.source_id
     assert [c.id for c in report.failures] == ["internal.error"]
     assert "RuntimeError: boom" in report.failures[0].message
+
+
+@pytest.mark.parametrize("part", ["door", "drawer"])
+def test_collision_range_flags_parts_passing_through_the_carcass(tmp_path, part):
+    """A door whose hinge axis is reversed swings into its cabinet, a drawer whose travel goes
+    0.3 m back through a back wall 3 cm away: new intersections; the correct ones are clean."""
+    good, _ = normalized(tmp_path / "good", {"cabinet.urdf": hollow_cabinet_urdf(part)})
+    bad, source = normalized(
+        tmp_path / "bad", {"cabinet.urdf": hollow_cabinet_urdf(part, faulty=True)}
+    )
+    [clean] = verify_object(good, source).check("collision.range")
+    assert clean.passed and "1 joint(s)" in clean.message
+    report = verify_object(bad, source)
+    [flagged] = report.check("collision.range")
+    assert not flagged.passed and flagged.severity == "warning"
+    assert flagged.element == "joint joint_0" and flagged.value == 1
+    assert "link link_0 intersects link base" in flagged.message
+    assert "collision.range" in report.warnings

@@ -90,8 +90,14 @@ def test_named_corpus_verdicts(corpus_reports):
         "dm_control_suite__manipulator__manipulator": 14,
         "pybullet_data_mjcf__mjcf_ant__ant": 8,
     }
+    # Robot arms collide with themselves at their joint limits (collision.range, a warning).
+    self_colliding = {
+        "example_robot_data__panda__example-robot-data__robots__panda_description__urdf__panda",
+        "dm_control_suite__manipulator__manipulator",
+    }
     for object_id, moving in robots.items():
-        assert report(object_id).status == "pass", report(object_id).failures
+        expected = (["collision.range"], "warn") if object_id in self_colliding else ([], "pass")
+        assert (report(object_id).warnings, report(object_id).status) == expected, object_id
         assert report(object_id).moving_joints == moving
 
     # SDF screw joint of the corpus: its test model also closes a loop, which is refused.

@@ -202,7 +202,7 @@ def test_folder_mixing_hostile_and_good_objects_validates_the_good_ones(tmp_path
         library / "good_box",
         {
             "box.urdf": door_urdf(
-                door_geometry=mesh("meshes/cube.obj", (0, 0.4, 0), (0.02, 0.8, 1))
+                door_geometry=mesh("meshes/cube.obj", (0, -0.4, 0), (0.02, 0.8, 1))
             ),
             "meshes/cube.obj": CUBE_OBJ,
         },
@@ -213,7 +213,7 @@ def test_folder_mixing_hostile_and_good_objects_validates_the_good_ones(tmp_path
         library / "remote_mesh",
         {
             "door.urdf": door_urdf(
-                extra="", door_geometry=box((0.02, 0.8, 1.0), (0.0, 0.4, 0.0)) + remote
+                extra="", door_geometry=box((0.02, 0.8, 1.0), (0.0, -0.4, 0.0)) + remote
             )
         },
     )

@@ -52,19 +52,19 @@ def door_urdf(
     frame_geometry: str | None = None,
     extra: str = "",
 ) -> str:
-    """A cabinet body (0.5 x 0.8 x 1.0 m) with a door hinged at its left edge. hinge_offset
-    moves the hinge away from the door along -y while the door stays in place at rest; hinge_x
-    moves hinge and door together in front of the body (0.26: touching it)."""
+    """A cabinet body (0.5 x 0.8 x 1.0 m) with a door hinged at its +y edge, opening outwards.
+    hinge_offset moves the hinge away from the door along +y while the door stays in place at
+    rest; hinge_x moves hinge and door together in front of the body (0.26: touching it)."""
     frame = box((0.5, 0.8, 1.0)) if frame_geometry is None else frame_geometry
     door = door_geometry
     if door is None:
-        door = box((0.02, 0.8, 1.0), (0.0, 0.4 + hinge_offset, 0.0))
+        door = box((0.02, 0.8, 1.0), (0.0, -0.4 - hinge_offset, 0.0))
     return f"""<?xml version="1.0"?>
 <robot name="cabinet">
   <link name="frame">{frame}</link>
   <link name="door">{door}</link>
   <joint name="hinge" type="revolute">
-    <origin xyz="{hinge_x} {-0.4 - hinge_offset} 0"/>
+    <origin xyz="{hinge_x} {0.4 + hinge_offset} 0"/>
     <parent link="frame"/>
     <child link="door"/>
     <axis xyz="0 0 1"/>
@@ -90,3 +90,43 @@ def urdf_source(root: Path, name: str = "tests", **settings) -> SourceConfig:
     return SourceConfig(
         name=name, format="urdf", path=Path(root).resolve(), license="test", **settings
     )
+
+
+def hollow_cabinet_urdf(part: str, *, faulty: bool = False) -> str:
+    """A carcass 0.4 deep (x), 0.6 wide (y) and 0.8 tall made of 2 cm walls, open at the front
+    (+x), with one moving part that touches nothing at rest: `part="door"`, a door 1 cm in
+    front of the opening hinged at its -y edge, opening outwards (faulty: the hinge axis
+    reversed, so it swings into the carcass); `part="drawer"`, a drawer inside with 3 cm to the
+    back wall, sliding 0.3 m out of the front (faulty: 0.3 m backwards, through the back
+    wall)."""
+    walls = "".join(
+        box(size, xyz)
+        for size, xyz in (
+            ((0.02, 0.6, 0.8), (-0.19, 0.0, 0.4)),  # back
+            ((0.4, 0.02, 0.8), (0.0, -0.29, 0.4)),  # sides
+            ((0.4, 0.02, 0.8), (0.0, 0.29, 0.4)),
+            ((0.4, 0.56, 0.02), (0.0, 0.0, 0.01)),  # bottom and top
+            ((0.4, 0.56, 0.02), (0.0, 0.0, 0.79)),
+        )
+    )
+    if part == "door":
+        axis = "0 0 1" if faulty else "0 0 -1"
+        moving = box((0.02, 0.58, 0.78), (0.0, 0.29, 0.4))
+        joint = f"""<joint name="hinge" type="revolute">
+    <origin xyz="0.22 -0.29 0"/><parent link="carcass"/><child link="door"/>
+    <axis xyz="{axis}"/><limit lower="0" upper="1.5" effort="1" velocity="1"/>
+  </joint>"""
+    else:
+        lower, upper = ("-0.3", "0") if faulty else ("0", "0.3")
+        moving = box((0.3, 0.5, 0.15), (0.0, 0.0, 0.0))
+        joint = f"""<joint name="slide" type="prismatic">
+    <origin xyz="0 0 0.2"/><parent link="carcass"/><child link="{part}"/>
+    <axis xyz="1 0 0"/><limit lower="{lower}" upper="{upper}" effort="1" velocity="1"/>
+  </joint>"""
+    return f"""<?xml version="1.0"?>
+<robot name="cabinet">
+  <link name="carcass">{walls}</link>
+  <link name="{part}">{moving}</link>
+  {joint}
+</robot>
+"""

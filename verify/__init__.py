@@ -8,7 +8,8 @@
 Check families (docs/verification.md lists every id, severity and tolerance): structure of the
 file read back (`verify.checks.structure`), the metric (`.kinematics`: self-distance, swap
 invariance, motion), geometry, inertia, attachment of parts, fidelity to an independent reading
-of the source and plausibility (`.fidelity`), MuJoCo load and kinematics (`.simulator`), and
+of the source and plausibility (`.fidelity`), parts passing through each other (`.collision`),
+the shipped files in MuJoCo, PyBullet and yourdfpy (`.simulator`), and
 allowances that waive named checks (`verify.allowances`).
 """
 
@@ -21,6 +22,7 @@ from verify.allowances import apply_allowances, object_allowances
 from verify.checks import (
     Context,
     attachment,
+    collision,
     fidelity,
     geometry,
     inertia,
@@ -32,8 +34,8 @@ from verify.report import CheckResult, VerificationReport, rejection_report, sou
 
 __all__ = ["CheckResult", "VerificationReport", "rejection_report", "verify_object"]
 
-#: Families that need the object read back, in order (geometry before attachment and
-#: simulator, which reuse its loaded meshes and extent).
+#: Families that need the object read back, in order (geometry before attachment, collision
+#: and simulator, which reuse its loaded meshes and extent).
 FAMILIES = (
     ("structure", structure.run),
     ("metric", kinematics.run),
@@ -41,6 +43,7 @@ FAMILIES = (
     ("inertia", inertia.run),
     ("attachment", attachment.run),
     ("fidelity", fidelity.run),
+    ("collision", collision.run),
 )
 
 

@@ -37,6 +37,7 @@ def load_urdf_candidate(candidate: Candidate, entry: Path, labels: dict) -> Arti
         max_bytes=source.max_file_bytes,
         changes=changes,
         allow_reversed_limits=allowance is not None,
+        infinite_limits=True,  # unbounded prismatic joints, as the convention writes them
     )
     info = SourceInfo(
         library=source.name,

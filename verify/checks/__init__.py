@@ -27,7 +27,7 @@ class Context:
     reread: the normalized URDF read back from disk (None when it cannot be read; the
     `structure.read_back` check then says why and the checks needing it are skipped).
     notes: what one family leaves for later ones (geometry: loaded meshes, the
-    meshes with fewer than 4 vertices, the largest extent).
+    largest extent).
     """
 
     result: object

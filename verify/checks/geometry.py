@@ -59,7 +59,6 @@ def run(ctx: Context) -> list[CheckResult]:
     out: list[CheckResult] = []
     meshes: dict[str, object] = {}
     outside, missing, unloadable, degenerate = [], [], [], []
-    few_vertices: set[str] = set()
     mesh_files = sorted(
         {
             g.filename
@@ -86,10 +85,9 @@ def run(ctx: Context) -> list[CheckResult]:
         flat, few = _mesh_problems(mesh)
         if flat or few:
             degenerate.append(element)
-        if few:
-            few_vertices.add(name)
     ctx.notes["meshes"] = meshes
-    ctx.notes["few_vertices"] = few_vertices
+    doubled = {c.element for c in ctx.result.changes if c.code == "visual.doubled"}
+    degenerate += sorted(doubled - set(degenerate))
 
     count = len(mesh_files)
     out += flagged(
@@ -125,8 +123,9 @@ def run(ctx: Context) -> list[CheckResult]:
         "geometry.mesh_degenerate",
         "warning",
         degenerate,
-        problem="the mesh has no surface or fewer than 4 vertices, so it bounds no volume "
-        "(MuJoCo refuses it)",
+        problem="the source mesh is flat, has no surface or fewer than 4 vertices, so it bounds "
+        "no volume (a flat visual is written as two layers, `visual.doubled`, so that MuJoCo "
+        "accepts it)",
         passed_message="no mesh is degenerate",
     )
     out += _bounds(ctx, meshes)

@@ -1,172 +1,383 @@
-"""Simulator load: the normalized URDF compiles in MuJoCo (the `mjcf` extra) and MuJoCo's forward
-kinematics of every link matches ours at the lower and at the upper limits within 1e-6.
+"""Simulator checks on the shipped files exactly as written: the URDF (and the MJCF beside it)
+load in MuJoCo, the URDF in PyBullet and yourdfpy, without a printed warning, and every loader
+puts every link where we do.
 
-The file is compiled from a copy of its text (nothing is written) with a `<mujoco><compiler>`
-block keeping every link a body (`fusestatic="false"`), visuals kept, mesh paths as written
-(`strippath="false"`, `meshdir` = the object folder), inertias from the file only
-(`inertiafromgeom="false"`) and tiny mass bounds so that massless moving links (reported by
-`inertia.missing`) do not stop the kinematic comparison. Geometry names are removed from the copy
-(MuJoCo prints a warning for each repeated name) and equal lower and upper limits are removed
-(MuJoCo ignores them with a printed warning; `metric.motion` reports such joints), geoms do not
-collide (MuJoCo cannot build the collision hull of a flat mesh, common in PartNet), and meshes
-with fewer than 4 vertices, which MuJoCo refuses and `geometry.mesh_degenerate` reports, are
-left out. Mesh inertia is computed as a shell (MuJoCo refuses the volume of an open or flat
-mesh; the file's own inertials are the ones used). MuJoCo's warnings (e.g. OBJ texture
-coordinates it discards) are quoted in the message.
+Nothing is modified before loading: what MuJoCo needs (every link a body, inertials from the
+file, mass bounds for massless frame links, collision meshes it can hull, flat visual meshes
+with a volume) is in the written files themselves (normalize/urdf_writer.py). What a loader
+prints while loading, from Python or from C (captured at the file-descriptor level), is quoted;
+any of it fails `simulator.printed` for that loader. A loader that is not installed is reported
+as skipped (`simulator.skipped`, info, not passed), never as passed.
 
-Configurations: every joint that is not a mimic follower at its lower limit, then at its upper
-limit (unbounded joints at -1 and +1); followers take the values their couplings give; helical
-joints are compared as written, a rotational joint and a prismatic mimic follower.
+Configurations (`configurations`): the rest pose, every driving joint (not a mimic follower) at
+its lower and at its upper limit with the others at rest, and five seeded random configurations
+within the limits; unbounded rotations range over a few turns (+-UNBOUNDED_TURN rad), unbounded
+translations over +-1 m. Mimic followers take the values their couplings give: MuJoCo and
+PyBullet are given every joint's value, yourdfpy only the drivers (it applies the couplings
+itself). Helical joints are compared as written, a rotational joint and a prismatic follower.
+The poses compared are link frames in the world (the base frame): positions in metres and
+rotation-matrix entries, within 1e-6 (`simulator.agreement`: yourdfpy, MuJoCo and PyBullet on
+the URDF; `simulator.kinematics`: MuJoCo on the URDF alone) and within 1e-5 for the MJCF
+(`simulator.mjcf_kinematics`: MuJoCo's XML writer keeps 6 significant digits).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import math
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
-from lxml import etree
 
 from normalize.helical import split_helical
+from normalize.mjcf_writer import MJCF_NAME
 from normalize.mujoco_warnings import captured
-from normalize.safe_xml import parse_xml
 from verify.checks import Context, single
 from verify.report import CheckResult
 
 FK_TOLERANCE = 1e-6
-UNBOUNDED_VALUE = 1.0
-COMPILER = {
-    "fusestatic": "false",
-    "discardvisual": "false",
-    "strippath": "false",
-    "inertiafromgeom": "false",
-    "boundmass": "1e-9",
-    "boundinertia": "1e-12",
+#: MuJoCo's XML writer (`MjSpec.to_xml`) keeps 6 significant digits, so the MJCF's link poses
+#: are held to 1e-5 (`simulator.mjcf_kinematics`), the URDF loaders to 1e-6.
+MJCF_TOLERANCE = 1e-5
+RANDOM_CONFIGURATIONS = 5
+SEED = 0
+UNBOUNDED_TURN = 4.0 * math.pi + 0.5  # rad: a few turns
+UNBOUNDED_TRANSLATION = 1.0  # m
+
+
+# --------------------------------------------------------------------------- printed output
+@contextlib.contextmanager
+def printed_output() -> Iterator[list[str]]:
+    """Everything written to file descriptors 1 and 2 inside the block (C libraries included),
+    appended to the yielded list as one string when the block ends. Process-wide: the build
+    and `arena validate` verify in worker processes, one object at a time."""
+    libc = ctypes.CDLL(None)
+    out: list[str] = []
+    with tempfile.TemporaryFile() as sink:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        libc.fflush(None)
+        saved = [os.dup(1), os.dup(2)]
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield out
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            libc.fflush(None)
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            sink.seek(0)
+            text = sink.read().decode("utf-8", "replace").strip()
+            if text:
+                out.append(text)
+
+
+# --------------------------------------------------------------------------- configurations
+def _range(joint) -> tuple[float, float]:
+    if math.isfinite(joint.lower):
+        return joint.lower, joint.upper
+    span = UNBOUNDED_TRANSLATION if joint.type == "prismatic" else UNBOUNDED_TURN
+    return -span, span
+
+
+def configurations(obj) -> list[tuple[str, dict[str, float]]]:
+    """(label, driver values) of every configuration compared (see the module docstring)."""
+    drivers = [j for j in obj.joints if j.moving and j.mimic is None]
+    out: list[tuple[str, dict[str, float]]] = [("rest", {})]
+    for joint in drivers:
+        lower, upper = _range(joint)
+        out.append((f"joint {joint.name} at its lower limit", {joint.name: lower}))
+        out.append((f"joint {joint.name} at its upper limit", {joint.name: upper}))
+    rng = np.random.default_rng(SEED)
+    for i in range(RANDOM_CONFIGURATIONS):
+        q = {j.name: float(rng.uniform(*_range(j))) for j in drivers}
+        out.append((f"random configuration {i}", q))
+    return out
+
+
+# --------------------------------------------------------------------------- loaders
+class MuJoCoPoses:
+    """Link poses of a model MuJoCo loaded from a file (URDF or MJCF)."""
+
+    def __init__(self, mujoco, model, links, joints):
+        self.mujoco, self.model = mujoco, model
+        self.data = mujoco.MjData(model)
+        body, joint = mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_JOINT
+        self.bodies = {name: mujoco.mj_name2id(model, body, name) for name in links}
+        ids = {name: mujoco.mj_name2id(model, joint, name) for name in joints}
+        self.missing = [f"link {n}" for n, i in self.bodies.items() if i < 0]
+        self.missing += [f"joint {n}" for n, i in ids.items() if i < 0]
+        self.addresses = {n: model.jnt_qposadr[i] for n, i in ids.items() if i >= 0}
+
+    def poses(self, coords: dict[str, float]) -> dict[str, np.ndarray]:
+        self.data.qpos[:] = self.model.qpos0
+        for name, address in self.addresses.items():
+            self.data.qpos[address] = coords[name]
+        self.mujoco.mj_kinematics(self.model, self.data)
+        out = {}
+        for name, body in self.bodies.items():
+            pose = np.eye(4)
+            pose[:3, :3] = self.data.xmat[body].reshape(3, 3)
+            pose[:3, 3] = self.data.xpos[body]
+            out[name] = pose
+        return out
+
+
+def _quat_pose(position, quaternion_xyzw) -> np.ndarray:
+    x, y, z, w = quaternion_xyzw
+    pose = np.eye(4)
+    pose[:3, :3] = [
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ]
+    pose[:3, 3] = position
+    return pose
+
+
+class BulletPoses:
+    """Link frames of a URDF PyBullet loaded (`loadURDF`, fixed base at the origin)."""
+
+    def __init__(self, pybullet, client: int, body: int, root: str):
+        self.p, self.client, self.body, self.root = pybullet, client, body, root
+        self.joints, self.links = {}, {}
+        for index in range(pybullet.getNumJoints(body, physicsClientId=client)):
+            info = pybullet.getJointInfo(body, index, physicsClientId=client)
+            self.joints[info[1].decode()] = index
+            self.links[info[12].decode()] = index
+        dynamics = pybullet.getDynamicsInfo(body, -1, physicsClientId=client)
+        self.base_inertial = _quat_pose(dynamics[3], dynamics[4])
+
+    def poses(self, coords: dict[str, float]) -> dict[str, np.ndarray]:
+        p, client = self.p, self.client
+        for name, index in self.joints.items():
+            p.resetJointState(self.body, index, coords.get(name, 0.0), physicsClientId=client)
+        position, orientation = p.getBasePositionAndOrientation(self.body, physicsClientId=client)
+        base = _quat_pose(position, orientation) @ np.linalg.inv(self.base_inertial)
+        out = {self.root: base}
+        for name, index in self.links.items():
+            state = p.getLinkState(
+                self.body, index, computeForwardKinematics=True, physicsClientId=client
+            )
+            out[name] = _quat_pose(state[4], state[5])
+        return out
+
+
+class YourdfpyPoses:
+    """Link frames yourdfpy computes (drivers given, mimic followers from its couplings)."""
+
+    def __init__(self, urdf):
+        self.urdf = urdf
+
+    def poses(self, coords: dict[str, float]) -> dict[str, np.ndarray]:
+        names = self.urdf.actuated_joint_names
+        self.urdf.update_cfg(np.array([coords[name] for name in names], dtype=float))
+        base = self.urdf.base_link
+        return {
+            name: np.asarray(self.urdf.get_transform(name, base), dtype=float)
+            for name in self.urdf.link_map
+        }
+
+
+_BULLET: dict[str, int] = {}
+
+
+def _bullet_client(pybullet) -> int:
+    client = _BULLET.get("client")
+    if client is None or not pybullet.isConnected(client):
+        client = pybullet.connect(pybullet.DIRECT)
+        _BULLET["client"] = client
+    pybullet.resetSimulation(physicsClientId=client)
+    return client
+
+
+def _load(loader: str, path: Path, obj):
+    """(poses object or None, error message or None, printed text) of one loader."""
+    import importlib
+
+    printed: list[str] = []
+    with printed_output():  # PyBullet prints its build time on import: not about the file
+        module = importlib.import_module(LOADERS[loader][1])
+    try:
+        with printed_output() as printed:
+            if loader in ("mujoco", "mujoco_mjcf"):
+                mujoco = module
+                with captured(mujoco) as warned:
+                    model = mujoco.MjModel.from_xml_path(str(path))
+                printed.extend(warned)
+                joints = [j.name for j in obj.joints if j.moving]
+                poses = MuJoCoPoses(mujoco, model, [link.name for link in obj.links], joints)
+            elif loader == "pybullet":
+                pybullet = module
+                client = _bullet_client(pybullet)
+                body = pybullet.loadURDF(str(path), useFixedBase=True, physicsClientId=client)
+                poses = BulletPoses(pybullet, client, body, obj.root)
+            else:
+                yourdfpy = module
+                with warnings.catch_warnings(record=True) as raised:
+                    warnings.simplefilter("always")
+                    warnings.filterwarnings("ignore", category=DeprecationWarning)
+                    urdf = yourdfpy.URDF.load(str(path), load_meshes=False)
+                printed.extend(str(w.message) for w in raised)
+                poses = YourdfpyPoses(urdf)
+    except Exception as exc:  # a loader refusing the file is the finding
+        return None, f"{type(exc).__name__}: {str(exc).strip()}", "\n".join(printed)
+    return poses, None, "\n".join(printed)
+
+
+LOADERS = {
+    "mujoco": ("MuJoCo (URDF)", "mujoco"),
+    "mujoco_mjcf": ("MuJoCo (MJCF)", "mujoco"),
+    "pybullet": ("PyBullet", "pybullet"),
+    "yourdfpy": ("yourdfpy", "yourdfpy"),
 }
 
 
-def mujoco_text(urdf_path, folder, skip_meshes: set[str]) -> bytes:
-    """The URDF text MuJoCo compiles (see the module docstring)."""
-    root = parse_xml(urdf_path)
-    for limit in root.iter("limit"):
-        if limit.get("lower") is not None and limit.get("lower") == limit.get("upper"):
-            del limit.attrib["lower"], limit.attrib["upper"]  # MuJoCo ignores them, noisily
-    for node in root.iter("visual", "collision"):
-        node.attrib.pop("name", None)
-        mesh = node.find("geometry/mesh")
-        if mesh is not None and mesh.get("filename") in skip_meshes:
-            node.getparent().remove(node)
-    block = root.find("mujoco")  # the writer's own hint, if any: extend it (MuJoCo takes one)
-    if block is None:
-        block = etree.SubElement(root, "mujoco")
-    compiler = block.find("compiler")
-    if compiler is None:
-        compiler = etree.SubElement(block, "compiler")
-    compiler.attrib.update({"meshdir": f"{folder}/", **COMPILER})
-    return etree.tostring(root)
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
 
 
-def configurations(obj) -> dict[str, dict[str, float]]:
-    """{'lower': q, 'upper': q} over the joints that are not mimic followers."""
-    out = {}
-    for label, sign in (("lower", -1.0), ("upper", 1.0)):
-        q = {}
-        for joint in obj.joints:
-            if not joint.moving or joint.mimic is not None:
-                continue
-            value = joint.lower if sign < 0 else joint.upper
-            q[joint.name] = value if math.isfinite(value) else sign * UNBOUNDED_VALUE
-        out[label] = q
-    return out
-
-
+# --------------------------------------------------------------------------- the checks
 def run(ctx: Context) -> list[CheckResult]:
-    try:
-        import mujoco
-    except ImportError:
-        return [
-            single(
-                "simulator.available",
-                "info",
-                True,
-                "MuJoCo (the `mjcf` extra) is not installed: simulator checks skipped",
+    urdf = Path(ctx.result.urdf_path)
+    mjcf = urdf.parent / MJCF_NAME
+    obj = split_helical(ctx.reread)
+    out: list[CheckResult] = []
+    noisy: list[CheckResult] = []
+    loaded: dict[str, object] = {}
+    for loader, (label, module) in LOADERS.items():
+        if not _installed(module):
+            out.append(
+                single(
+                    "simulator.skipped",
+                    "info",
+                    False,
+                    f"{label}: the `{module}` package is not installed; its checks were not run",
+                    element=f"loader {loader}",
+                )
             )
-        ]
-    skip = ctx.notes.get("few_vertices", set())
-    text = mujoco_text(ctx.result.urdf_path, ctx.folder, skip)
-    try:
-        with captured(mujoco) as caught:
-            spec = mujoco.MjSpec.from_string(text.decode("utf-8"))
-            for mesh in spec.meshes:
-                mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
-            for geom in spec.geoms:
-                geom.contype = 0
-                geom.conaffinity = 0
-            model = spec.compile()
-    except Exception as exc:  # MuJoCo reports every compile problem as an exception
-        return [
-            single(
-                "simulator.compile",
-                "error",
-                False,
-                f"MuJoCo cannot compile the normalized URDF: {str(exc).strip()}",
-                element=f"file {ctx.result.urdf_path.name}",
+            continue
+        path = mjcf if loader == "mujoco_mjcf" else urdf
+        if loader == "mujoco_mjcf" and not path.is_file():
+            continue  # structure checks report a missing MJCF
+        poses, error, printed = _load(loader, path, obj)
+        check_id = "simulator.compile" if loader == "mujoco" else f"simulator.load.{loader}"
+        if error is not None:
+            out.append(
+                single(
+                    check_id,
+                    "error",
+                    False,
+                    f"{label} cannot load {path.name}: {error}",
+                    element=f"file {path.name}",
+                )
             )
-        ]
-    note = f"; left out {len(skip)} mesh(es) with fewer than 4 vertices" if skip else ""
-    if caught:
-        shown = "; ".join(caught[:3])
-        more = f" (and {len(caught) - 3} more)" if len(caught) > 3 else ""
-        note += f"; MuJoCo warned: {shown}{more}"
-    out = [
-        single(
-            "simulator.compile",
-            "error",
-            True,
-            f"MuJoCo compiles it: {model.nbody - 1} bodies, {model.njnt} joints{note}",
-            value=model.njnt,
+            continue
+        missing = getattr(poses, "missing", [])
+        if missing:
+            out.append(
+                single(
+                    check_id,
+                    "error",
+                    False,
+                    f"{label} loaded {path.name} but has no {missing[0]}",
+                    element=missing[0],
+                )
+            )
+            continue
+        out.append(single(check_id, "error", True, f"{label} loads {path.name}"))
+        if printed:
+            noisy.append(_printed(loader, label, path, printed))
+        loaded[loader] = poses
+    if loaded and not noisy:
+        names = ", ".join(LOADERS[loader][0] for loader in loaded)
+        noisy.append(
+            single("simulator.printed", "warning", True, f"{names} printed nothing", value=0)
         )
-    ]
-    out.append(_kinematics(mujoco, model, split_helical(ctx.reread)))
+    return out + noisy + _agreement(obj, loaded)
+
+
+def _printed(loader: str, label: str, path: Path, printed: str) -> CheckResult:
+    lines = [line for line in printed.splitlines() if line.strip()]
+    shown = "; ".join(lines[:3]) + (f" (and {len(lines) - 3} more lines)" if len(lines) > 3 else "")
+    return single(
+        "simulator.printed",
+        "warning",
+        False,
+        f"{label} printed while loading {path.name}: {shown}",
+        value=len(lines),
+        threshold=0,
+        element=f"loader {loader}",
+    )
+
+
+def _agreement(obj, loaded: dict[str, object]) -> list[CheckResult]:
+    """`simulator.kinematics` (MuJoCo, URDF) and `simulator.agreement` (every loader)."""
+    if not loaded:
+        return []
+    worst = {loader: (0.0, None) for loader in loaded}
+    for label, q in configurations(obj):
+        coords = obj.resolve_configuration(q)
+        ours = obj.link_poses(coords)
+        for loader, poses in loaded.items():
+            theirs = poses.poses(coords)
+            for link in obj.links:
+                pose = theirs.get(link.name)
+                if pose is None:
+                    worst[loader] = (math.inf, (label, link.name))
+                    continue
+                error = float(np.abs(pose - ours[link.name])[:3, :].max())
+                if error > worst[loader][0]:
+                    worst[loader] = (error, (label, link.name))
+    out = []
+    if "mujoco" in worst:
+        error, where = worst["mujoco"]
+        out.append(_pose_result("simulator.kinematics", "MuJoCo (URDF)", error, where))
+    mjcf = worst.pop("mujoco_mjcf", None)
+    if mjcf is not None:
+        error, where = mjcf
+        out.append(
+            _pose_result(
+                "simulator.mjcf_kinematics", "MuJoCo (MJCF)", error, where, tolerance=MJCF_TOLERANCE
+            )
+        )
+    if worst:
+        error, where, who = max(((e, w, name) for name, (e, w) in worst.items()), key=_first)
+        names = ", ".join(LOADERS[loader][0] for loader in worst)
+        out.append(_pose_result("simulator.agreement", names, error, where, who))
     return out
 
 
-def _kinematics(mujoco, model, obj) -> CheckResult:
-    check_id = "simulator.kinematics"
-    data = mujoco.MjData(model)
-    body, joint = mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_JOINT
-    bodies = {link.name: mujoco.mj_name2id(model, body, link.name) for link in obj.links}
-    joints = {j.name: mujoco.mj_name2id(model, joint, j.name) for j in obj.moving_joints}
-    for kind, ids, message in (
-        ("link", bodies, "MuJoCo has no body for this link"),
-        ("joint", joints, "MuJoCo has no joint of this name"),
-    ):
-        absent = next((name for name, index in ids.items() if index < 0), None)
-        if absent is not None:
-            return single(check_id, "error", False, message, element=f"{kind} {absent}")
-    addresses = {name: model.jnt_qposadr[index] for name, index in joints.items()}
-    worst, where = 0.0, None
-    for label, q in configurations(obj).items():
-        coords = obj.resolve_configuration(q)
-        data.qpos[:] = model.qpos0
-        for name, address in addresses.items():
-            data.qpos[address] = coords[name]
-        mujoco.mj_kinematics(model, data)
-        ours = obj.link_poses(coords)
-        for name, body in bodies.items():
-            position = float(np.abs(data.xpos[body] - ours[name][:3, 3]).max())
-            rotation = float(np.abs(data.xmat[body].reshape(3, 3) - ours[name][:3, :3]).max())
-            error = max(position, rotation)
-            if error > worst:
-                worst, where = error, (label, name)
-    passed = worst <= FK_TOLERANCE
-    at = f" (worst: link {where[1]} at the {where[0]} limits)" if where else ""
+def _first(item):
+    return item[0]
+
+
+def _pose_result(check_id, names, error, where, who=None, tolerance=FK_TOLERANCE) -> CheckResult:
+    passed = error <= tolerance
+    at = ""
+    if where is not None:
+        by = f" ({LOADERS[who][0]})" if who else ""
+        at = f"; worst: link {where[1]} with {where[0]}{by}"
     return single(
         check_id,
         "error",
         passed,
-        f"largest difference between MuJoCo's and our link poses over the lower and upper "
-        f"limits: {worst:.3g} (metres, and rotation-matrix entries){at}",
-        value=worst,
-        threshold=FK_TOLERANCE,
-        element=f"link {where[1]}" if where and not passed else None,
+        f"largest difference between the link poses of {names} and ours over the rest pose, "
+        f"every driving joint's limits and random configurations: {error:.3g} (metres and "
+        f"rotation-matrix entries){at}",
+        value=error,
+        threshold=tolerance,
+        element=None if passed or where is None else f"link {where[1]}",
     )

@@ -1,0 +1,173 @@
+"""Checks on a built release as users get it (used by the demo and the corpus release tests):
+every shipped file loads quietly in every loader, each in its own process; the objects folder
+is itself a valid source whose normalization changes nothing; masses add up."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from normalize.run import normalize_candidate
+from normalize.sources import SourceConfig, discover
+from normalize.urdf import read_object
+from verify.loaders import load_in_subprocess
+from verify.validate import validate_paths
+
+#: MuJoCo ignores a URDF limit whose lower equals its upper, and says so; the convention keeps
+#: a source's zero-length range as it is (metric.motion flags the joint as effectively fixed).
+EQUAL_LIMITS = re.compile(
+    r"^WARNING: joint '(joint_\d+)' has equal lower and upper limits, limit ignored$"
+)
+
+
+def loud_files(release: Path) -> dict[str, list[str]]:
+    """loader -> ['<file>: <what it printed or why it failed>'] over every shipped URDF and
+    MJCF, except MuJoCo's notice on zero-length limits of joints whose range is [0, 0]."""
+    objects = Path(release) / "objects"
+    urdfs = sorted(objects.glob("*/object.urdf"))
+    mjcfs = sorted(objects.glob("*/object.xml"))
+    assert urdfs and len(mjcfs) == len(urdfs), "every object ships a URDF and an MJCF"
+    loud: dict[str, list[str]] = {}
+    for loader, files in (
+        ("yourdfpy", urdfs),
+        ("mujoco", urdfs),
+        ("pybullet", urdfs),
+        ("mujoco", mjcfs),
+    ):
+        for result in load_in_subprocess(loader, files):
+            lines = [line for line in result.output.splitlines() if line.strip()]
+            if loader == "mujoco" and result.loaded:
+                lines = [line for line in lines if not _zero_range_notice(line, result.path)]
+            if not result.loaded or lines:
+                where = Path(result.path).relative_to(objects).as_posix()
+                loud.setdefault(loader, []).append(f"{where}: {'; '.join(lines)}")
+    return loud
+
+
+def _zero_range_notice(line: str, path: str) -> bool:
+    match = EQUAL_LIMITS.match(line.strip())
+    if match is None:
+        return False
+    joint = read_object(Path(path).with_name("object.urdf")).joint_map[match.group(1)]
+    return joint.lower == joint.upper == 0.0
+
+
+def renormalized_differences(release: Path, out: Path) -> list[str]:
+    """Normalize every object of `release/objects` again (a URDF source) and list what differs
+    from the shipped object: joints, links, inertials and mesh contents."""
+    source = SourceConfig(
+        name="release", format="urdf", path=Path(release) / "objects", license="release"
+    )
+    differences = []
+    candidates = discover(source)
+    assert len(candidates) == len(list((Path(release) / "objects").glob("*/object.urdf")))
+    for candidate in candidates:
+        shipped_path = Path(release) / "objects" / f"{candidate.source_id}.urdf"
+        again = normalize_candidate(candidate, out)
+        shipped, renormalized = read_object(shipped_path), read_object(again.urdf_path)
+        found = object_differences(shipped, renormalized)
+        if not found:
+            found = mesh_differences(
+                shipped_path.parent, shipped, again.urdf_path.parent, renormalized
+            )
+        differences += [f"{candidate.source_id}: {d}" for d in found]
+    return differences
+
+
+def _close(a, b) -> bool:
+    return bool(np.allclose(a, b, rtol=1e-12, atol=1e-12))
+
+
+def _mesh_digest(folder: Path, g) -> str | None:
+    if g.kind != "mesh":
+        return None
+    return hashlib.sha256((folder / g.filename).read_bytes()).hexdigest()
+
+
+def object_differences(shipped, again) -> list[str]:
+    """What differs between two written objects (names, joints, inertials, shapes)."""
+    out = []
+    if [j.name for j in shipped.joints] != [j.name for j in again.joints]:
+        return ["joints differ in names or order"]
+    if [link.name for link in shipped.links] != [link.name for link in again.links]:
+        return ["links differ in names or order"]
+    for a, b in zip(shipped.joints, again.joints, strict=True):
+        same = (a.type, a.parent, a.child, a.mimic and a.mimic.joint) == (
+            b.type,
+            b.parent,
+            b.child,
+            b.mimic and b.mimic.joint,
+        )
+        numbers = [(a.origin, b.origin), (a.axis, b.axis), ([a.pitch], [b.pitch])]
+        if a.mimic is not None and b.mimic is not None:
+            numbers.append(
+                ([a.mimic.multiplier, a.mimic.offset], [b.mimic.multiplier, b.mimic.offset])
+            )
+        limits_same = (a.lower, a.upper) == (b.lower, b.upper) or _close(
+            [a.lower, a.upper], [b.lower, b.upper]
+        )
+        if not (same and limits_same and all(_close(x, y) for x, y in numbers)):
+            out.append(f"joint {a.name} differs")
+        if (a.effort, a.velocity) != (b.effort, b.velocity):
+            out.append(f"joint {a.name}: effort or velocity differs")
+    for a, b in zip(shipped.links, again.links, strict=True):
+        ia, ib = a.inertial, b.inertial
+        if (ia is None) != (ib is None) or (
+            ia is not None
+            and not (
+                _close([ia.mass], [ib.mass])
+                and _close(ia.com, ib.com)
+                and _close(ia.inertia, ib.inertia)
+            )
+        ):
+            out.append(f"link {a.name}: inertial differs")
+        for kind in ("visuals", "collisions"):
+            ga, gb = getattr(a, kind), getattr(b, kind)
+            if [(g.kind, g.name) for g in ga] != [(g.kind, g.name) for g in gb] or not all(
+                _close(x.origin, y.origin) and _close(x.scale, y.scale) and _close(x.size, y.size)
+                for x, y in zip(ga, gb, strict=True)
+            ):
+                out.append(f"link {a.name}: {kind} differ")
+    return out
+
+
+def mesh_differences(folder_a: Path, a, folder_b: Path, b) -> list[str]:
+    """Shapes whose mesh files differ in content between two written objects."""
+    out = []
+    for la, lb in zip(a.links, b.links, strict=True):
+        pairs = zip((*la.visuals, *la.collisions), (*lb.visuals, *lb.collisions), strict=True)
+        for ga, gb in pairs:
+            if _mesh_digest(folder_a, ga) != _mesh_digest(folder_b, gb):
+                out.append(f"link {la.name}: mesh {ga.filename} differs")
+    return out
+
+
+def validation_failures(release: Path) -> list[str]:
+    """`arena validate <release>/objects`: the objects that do not pass (warnings allowed)."""
+    reports = validate_paths([Path(release) / "objects"])
+    return [f"{r.object_id}: {r.status} {r.failures[:1]}" for r in reports if r.status == "fail"]
+
+
+def mass_problems(release: Path) -> list[str]:
+    """Links with shapes but no mass, and objects whose mass is not the sum of their links."""
+    objects = pq.read_table(Path(release) / "manifest" / "objects.parquet").to_pylist()
+    links = pq.read_table(Path(release) / "manifest" / "links.parquet").to_pylist()
+    out = []
+    totals: dict[str, float] = {}
+    for row in objects:
+        obj = read_object(Path(release) / row["urdf_path"])
+        for link in obj.links:
+            if (link.visuals or link.collisions) and link.inertial is None:
+                out.append(f"{row['object_id']}: link {link.name} has shapes but no mass")
+    for row in links:
+        totals[row["object_id"]] = totals.get(row["object_id"], 0.0) + (row["mass"] or 0.0)
+    for row in objects:
+        if not np.isclose(row["mass"], totals[row["object_id"]], rtol=1e-12, atol=0.0):
+            out.append(
+                f"{row['object_id']}: mass {row['mass']} != links' {totals[row['object_id']]}"
+            )
+    return out
