@@ -90,23 +90,21 @@ class Group:
 # --------------------------------------------------------------------------- model
 def load_model(path: Path) -> tuple[object, list[str]]:
     """(the MuJoCo model of a shipped file set up for previews, meshes left out); raises
-    PreviewError. A URDF is read as the simulator check reads it
-    (`verify.checks.simulator.mujoco_text`: geometry names dropped, which MuJoCo would print a
-    warning for each time they repeat; every link a body; mesh paths from the object folder).
-    Meshes MuJoCo refuses for having fewer than 4 vertices (`geometry.mesh_degenerate` reports
-    them) are left out with their geoms, at most MAX_LEFT_OUT of them. A URDF joint whose limits
-    are equal keeps them (it does not move in its previews)."""
+    PreviewError. The shipped file is read exactly as written (it carries what MuJoCo needs,
+    as the simulator checks prove). Meshes MuJoCo refuses for having fewer than 4 vertices
+    (`geometry.mesh_degenerate` reports them) are left out with their geoms, at most
+    MAX_LEFT_OUT of them. A URDF joint whose limits are equal keeps them (it does not move in
+    its previews)."""
     import mujoco
 
     from normalize.mujoco_warnings import captured
-    from verify.checks.simulator import mujoco_text
 
     left_out: list[str] = []
     try:
         with captured(mujoco):
             frozen = {}
-            if path.suffix.lower() == ".urdf":  # as the simulator check reads it, quietly
-                spec = mujoco.MjSpec.from_string(mujoco_text(path, path.parent, set()).decode())
+            if path.suffix.lower() == ".urdf":
+                spec = mujoco.MjSpec.from_string(_urdf_for_mujoco(path))
                 frozen = _frozen_joints(path)
             else:
                 spec = mujoco.MjSpec.from_file(str(path))
@@ -151,6 +149,26 @@ def _leave_out(spec, mesh_name: str) -> bool:
         spec.delete(geom)
     spec.delete(mesh)
     return True
+
+
+def _urdf_for_mujoco(path: Path) -> str:
+    """The URDF text with the writer's MuJoCo compiler block (a shipped file has it; an asset
+    given to `arena validate --html` before normalization may not) and mesh paths from the
+    file's folder (`from_string` has no folder of its own)."""
+    from lxml import etree
+
+    from normalize.safe_xml import parse_xml
+    from normalize.urdf_writer import MUJOCO_COMPILER
+
+    root = parse_xml(path)
+    block = root.find("mujoco")
+    if block is None:
+        block = etree.SubElement(root, "mujoco")
+    compiler = block.find("compiler")
+    if compiler is None:
+        compiler = etree.SubElement(block, "compiler", **MUJOCO_COMPILER)
+    compiler.set("meshdir", f"{path.parent.resolve()}/")
+    return etree.tostring(root).decode()
 
 
 def _set_up(mujoco, spec) -> None:
