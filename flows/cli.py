@@ -7,6 +7,7 @@ never import Prefect unless the command needs it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -143,15 +144,22 @@ def validate(
         from previews.report import html_writer
 
         writer = html_writer(html)
-    code = validate_command(
-        paths,
-        format=format,
-        json_output=json_output,
-        strict=strict,
-        root=root,
-        package_roots=package_root,
-        report_writer=writer,
-    )
+    gl = os.environ.get("MUJOCO_GL")
+    if html is None:  # nothing is rendered: the checks need not load OpenGL
+        os.environ.setdefault("MUJOCO_GL", "disable")
+    try:
+        code = validate_command(
+            paths,
+            format=format,
+            json_output=json_output,
+            strict=strict,
+            root=root,
+            package_roots=package_root,
+            report_writer=writer,
+        )
+    finally:
+        if gl is None:
+            os.environ.pop("MUJOCO_GL", None)
     raise typer.Exit(code)
 
 

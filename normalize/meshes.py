@@ -600,12 +600,16 @@ def geometry_bounds(
     geometry: Geometry, pose: np.ndarray, *, root: Path | None = None
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """(min, max) corners of the axis-aligned box around `geometry` placed by `pose` (the world
-    pose of its link); exact for every kind (a capsule: the triangle mesh it is written as).
+    pose of its link); exact for every kind (a capsule or an ellipsoid: the triangle mesh it is
+    written as, so that the written object reads back with the same bounds).
     None for a mesh without vertices."""
     frame = pose @ geometry.origin
     rot, centre = frame[:3, :3], frame[:3, 3]
-    if geometry.kind == "capsule":  # the triangle mesh it is written as, so bounds stay put
-        points = _capsule_vertices(float(geometry.size[0]), float(geometry.size[1]))
+    if geometry.kind in ("capsule", "ellipsoid"):  # the mesh it is written as: bounds stay put
+        if geometry.kind == "capsule":
+            points = _capsule_vertices(float(geometry.size[0]), float(geometry.size[1]))
+        else:
+            points = unit_sphere_vertices() * np.asarray(geometry.size[:3], dtype=float)
         with _timed("bounds"):
             points = points @ rot.T + centre
             return points.min(axis=0), points.max(axis=0)
@@ -619,8 +623,6 @@ def geometry_bounds(
         half = np.abs(rot) @ (np.asarray(size[:3], dtype=float) / 2.0)
     elif geometry.kind == "sphere":
         half = np.full(3, size[0])
-    elif geometry.kind == "ellipsoid":  # the support of an ellipsoid along each world axis
-        half = np.sqrt((rot**2) @ (np.asarray(size[:3], dtype=float) ** 2))
     else:  # cylinder along the local z axis: (radius, length)
         radius, length = size[0], size[1]
         axis = rot[:, 2]
@@ -971,6 +973,15 @@ def height_field_mesh(elevation: np.ndarray, size) -> tuple[np.ndarray, np.ndarr
     return np.concatenate([top, bottom]), np.concatenate([up, down, walls])
 
 
+@functools.lru_cache(maxsize=1)
+def _unit_sphere() -> trimesh.Trimesh:
+    return trimesh.creation.uv_sphere(radius=1.0, count=[SPHERE_SECTIONS, SPHERE_SECTIONS])
+
+
+def unit_sphere_vertices() -> np.ndarray:
+    return np.asarray(_unit_sphere().vertices, dtype=float)
+
+
 def write_unit_sphere_obj(out_dir: Path, names: OutputNames) -> str:
     """A unit sphere as a UV-sphere triangle mesh of `SPHERE_SECTIONS` sections (its vertices
     on the sphere; it encloses 99.6% of the ball's volume), written once per object: ellipsoids
@@ -978,7 +989,7 @@ def write_unit_sphere_obj(out_dir: Path, names: OutputNames) -> str:
     name, new = names.name("sphere:unit", ".obj", stem="unit_sphere")
     if new:
         with _timed("write"):
-            mesh = trimesh.creation.uv_sphere(radius=1.0, count=[SPHERE_SECTIONS, SPHERE_SECTIONS])
+            mesh = _unit_sphere()
             (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
     return name
 

@@ -88,7 +88,8 @@ class _Reader:
         token = text.strip()
         if _NUMBER.match(token) or _NON_FINITE.match(token):
             value = float(token)  # a literal like 1e999 overflows to infinity: refused alike
-            if math.isfinite(value) or (allow_infinite and math.isinf(value)):
+            written_infinity = _NON_FINITE.match(token) is not None
+            if math.isfinite(value) or (allow_infinite and written_infinity and math.isinf(value)):
                 return value
             raise self.error(
                 f"{what} is {token!r}: NaN and infinite values are not allowed",

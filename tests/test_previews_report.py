@@ -27,8 +27,8 @@ def library(tmp_path_factory):
     write(root / "frozen", {"door.urdf": door_urdf(lower=0.0, upper=0.0)})
     write(root / "detached", {"door.urdf": door_urdf(hinge_offset=0.3)})
     giant = door_urdf(
-        frame_geometry=box((40.0, 64.0, 80.0)), door_geometry=box((1.6, 64.0, 80.0), (0, 32, 0))
-    ).replace('origin xyz="0.26 -0.4 0"', 'origin xyz="20.8 -32 0"')
+        frame_geometry=box((40.0, 64.0, 80.0)), door_geometry=box((1.6, 64.0, 80.0), (0, -32, 0))
+    ).replace('origin xyz="0.26 0.4 0"', 'origin xyz="20.8 32 0"')
     write(root / "giant", {"door.urdf": giant})
     write(root / "broken", {"door.urdf": '<robot name="x"><link name="a"></robot>'})
     return root

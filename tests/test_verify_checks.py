@@ -421,5 +421,7 @@ def test_collision_range_flags_parts_passing_through_the_carcass(tmp_path, part)
     [flagged] = report.check("collision.range")
     assert not flagged.passed and flagged.severity == "warning"
     assert flagged.element == "joint joint_0" and flagged.value == 1
-    assert "link link_0 intersects link base" in flagged.message
+    assert f"link link_0 (source link {part}) intersects link base (source link carcass)" in (
+        flagged.message
+    )
     assert "collision.range" in report.warnings

@@ -152,10 +152,10 @@ def test_a_collision_box_somewhat_larger_than_its_visual_goes_to_review(tmp_path
 
 def test_an_80_metre_door_is_refused_and_a_3_metre_valve_reviewed(tmp_path):
     door = door_urdf(
-        frame_geometry=box((40.0, 64.0, 80.0)), door_geometry=box((1.6, 64.0, 80.0), (0, 32, 0))
+        frame_geometry=box((40.0, 64.0, 80.0)), door_geometry=box((1.6, 64.0, 80.0), (0, -32, 0))
     )
     door = door.replace('<robot name="cabinet">', '<robot name="door">').replace(
-        'origin xyz="0.26 -0.4 0"', 'origin xyz="20.8 -32 0"'
+        'origin xyz="0.26 0.4 0"', 'origin xyz="20.8 32 0"'
     )
     report = verified(tmp_path / "door", {"door.urdf": door})
     [size] = fidelity_failures(report)["fidelity.size"]

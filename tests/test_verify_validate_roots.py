@@ -12,7 +12,7 @@ PACKAGE_XML = "<package format='2'><name>{name}</name><version>1.0.0</version></
 
 
 def door_with_mesh(reference: str) -> str:
-    return door_urdf(door_geometry=mesh(reference, xyz=(0.0, 0.4, 0.0), scale=(0.02, 0.8, 1.0)))
+    return door_urdf(door_geometry=mesh(reference, xyz=(0.0, -0.4, 0.0), scale=(0.02, 0.8, 1.0)))
 
 
 def ros_package(folder, reference: str, *, name: str = "door_description"):

@@ -400,8 +400,6 @@ def validate_command(
     each report's normalized object folder (None when it was not normalized) before those
     folders are removed."""
     started = time.perf_counter()
-    if report_writer is None:
-        os.environ.setdefault("MUJOCO_GL", "disable")  # nothing is rendered: skip loading OpenGL
     with tempfile.TemporaryDirectory(prefix="arena-validate-keep-") as keep:
         try:
             reports = validate_paths(
