@@ -271,7 +271,25 @@ def _pattern(side: np.ndarray, new: int, fixed: np.ndarray) -> np.ndarray:
     return np.hstack([j_between, a_between, new_between])
 
 
-class _Search:
+class _Budgeted:
+    """A search's budget: `nodes` explored so far against `max_nodes`, and a `deadline`
+    (time.perf_counter) that sets `timed_out` when it passes."""
+
+    nodes: int
+    max_nodes: int | None
+    deadline: float | None
+    timed_out: bool
+
+    def _out_of_budget(self) -> bool:
+        if self.max_nodes is not None and self.nodes >= self.max_nodes:
+            return True
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            self.timed_out = True
+            return True
+        return False
+
+
+class _Search(_Budgeted):
     """Best-first branch and bound over realizable matchings, in savings (maximized)."""
 
     def __init__(self, problem: _Problem, deadline: float | None, max_nodes: int | None):
@@ -378,14 +396,6 @@ class _Search:
                 child_fixed.append(earlier)
                 child_savings += self.savings[earlier]
             self._evaluate(child_fixed, child_savings, child_compat, child_forbid)
-
-    def _out_of_budget(self) -> bool:
-        if self.max_nodes is not None and self.nodes >= self.max_nodes:
-            return True
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            self.timed_out = True
-            return True
-        return False
 
     def run(self, start_pairs: list) -> float:
         """Search from the root (seeded with a greedy repair of `start_pairs`); returns the best
@@ -584,7 +594,7 @@ def _orientation_conflicts(head1, head2, pairs) -> np.ndarray:
     return bad | bad.T
 
 
-class _OrientedSearch:
+class _OrientedSearch(_Budgeted):
     """Best-first branch and bound over oriented matchings, in savings (maximized).
 
     A node fixes some oriented pairs and allows others (allowed[o, i, k]); its bound is the
@@ -692,14 +702,6 @@ class _OrientedSearch:
         self._evaluate(
             [*fixed, pair], fixed_savings + self.savings[o, i, k], self._fix(allowed, pair)
         )
-
-    def _out_of_budget(self) -> bool:
-        if self.max_nodes is not None and self.nodes >= self.max_nodes:
-            return True
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            self.timed_out = True
-            return True
-        return False
 
     def run(self, start_pairs: list) -> float:
         """Search from the root (seeded with a greedy repair of `start_pairs`); returns the best
