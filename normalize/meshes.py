@@ -1028,7 +1028,7 @@ def inward_offset(
 ) -> np.ndarray:
     """The move (mesh units) by MIN_COLLISION_THICKNESS after `scale` across the plane of
     `normal` (mesh units), on the side of `toward` (a point in the mesh's frame, mesh units:
-    the object's centre), so that thickening keeps the object's box."""
+    its link's centre), so that thickening keeps the link's box."""
     direction = normal / scale  # a plane's normal after scaling
     direction /= np.linalg.norm(direction)
     if float(direction @ ((toward - mesh.vertices.mean(axis=0)) * scale)) < 0:

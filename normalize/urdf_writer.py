@@ -207,17 +207,18 @@ class Written:
     changes: list[Change]
 
 
-def _rest_centre(obj: ArticulatedObject, poses: dict, root: Path | None) -> np.ndarray:
-    """Centre of the rest-pose box of every link's shapes (visuals, else collisions)."""
+def _rest_centre(links, poses: dict, root: Path | None) -> np.ndarray | None:
+    """Centre of the rest-pose box of `links`' shapes (visuals, else collisions); None when
+    they have none."""
     lows, highs = [], []
-    for link in obj.links:
+    for link in links:
         for g in link.visuals or link.collisions:
             found = geometry_bounds(g, poses[link.name], root=root)
             if found is not None:
                 lows.append(found[0])
                 highs.append(found[1])
     if not lows:
-        return np.zeros(3)
+        return None
     return (np.min(lows, axis=0) + np.max(highs, axis=0)) / 2.0
 
 
@@ -276,22 +277,37 @@ def _written_meshes(
 
     doubled: set[str] = set()
     poses = obj.link_poses()
-    centre: list[np.ndarray] = []
+    centres: dict[str, np.ndarray | None] = {}
 
     def source_mesh(g: Geometry, element: str):
         return load_mesh(Path(g.filename), root=root or Path(g.filename).parent, element=element)
 
-    def toward(link: Link, g: Geometry) -> np.ndarray:
-        """The object's rest-pose centre in the frame of `g`'s mesh (unscaled units)."""
-        if not centre:
-            centre.append(_rest_centre(obj, poses, root))
-        frame = poses[link.name] @ g.origin
-        local = np.linalg.inv(frame) @ np.append(centre[0], 1.0)
-        return local[:3] / g.scale
+    def centre(key: str, links) -> np.ndarray | None:
+        if key not in centres:
+            centres[key] = _rest_centre(links, poses, root)
+        return centres[key]
+
+    def toward(link: Link, g: Geometry, mesh) -> np.ndarray:
+        """The point a thin mesh is thickened towards, in the frame of `g`'s mesh (unscaled
+        units): its link's rest-pose centre, so that the link's box stays the same, or the
+        object's when a flat mesh's plane passes through the link's centre (a link that is
+        one flat panel)."""
+        inverse = np.linalg.inv(poses[link.name] @ g.origin)
+        normal = flat_normal(mesh)
+        local = None
+        for key, links in ((link.name, (link,)), ("", obj.links)):
+            point = centre(key, links)
+            if point is None:
+                continue
+            local = (inverse @ np.append(point, 1.0))[:3] / g.scale
+            across = (local - mesh.vertices.mean(axis=0)) * g.scale
+            if normal is None or abs(float(normal @ across)) > MIN_COLLISION_THICKNESS:
+                break
+        return np.zeros(3) if local is None else local
 
     def visual(link: Link, g: Geometry, element: str) -> Geometry:
         """`g` written; a flat mesh as two layers MIN_COLLISION_THICKNESS apart, the second
-        towards the object's centre (so that the object's box stays the same)."""
+        towards its link's centre (`toward`)."""
         if g.kind != "mesh":
             return written(g, element)
         mesh = source_mesh(g, element)
@@ -301,7 +317,7 @@ def _written_meshes(
             return out
         doubled.add(out.filename)
         path = out_dir / out.filename
-        offset = inward_offset(normal, mesh, g.scale, toward(link, g))
+        offset = inward_offset(normal, mesh, g.scale, toward(link, g, mesh))
         path.write_bytes(doubled_obj(path.read_bytes(), offset))
         changes.append(
             Change(
@@ -320,7 +336,7 @@ def _written_meshes(
         if g.kind != "mesh":
             return written(g, element)
         mesh = source_mesh(g, element)
-        grown = thickened_collision(mesh, g.scale, toward(link, g))
+        grown = thickened_collision(mesh, g.scale, toward(link, g, mesh))
         if grown is None:
             return written(g, element)
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(g.filename).stem)

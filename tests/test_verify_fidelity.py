@@ -253,3 +253,28 @@ def test_reversed_limits_accepted_by_an_allowance_compare_in_order(tmp_path):
     )
     assert not fidelity_failures(report)
     assert report.check("fidelity.link_poses")[0].passed
+
+
+def test_a_flat_panel_is_thickened_inside_its_own_link(tmp_path):
+    """A door of a box and a flat panel on its back face (towards the cabinet, where the object's
+    centre is): the panel's second layer goes into the door, so the door's box and the fitted
+    placement stay as the source has them and every link frame is where yourdfpy puts it."""
+    panel = "v 0 -0.4 -0.5\nv 0 0.4 -0.5\nv 0 0.4 0.5\nv 0 -0.4 0.5\nf 1 2 3\nf 1 3 4\n"
+    door = box((0.02, 0.8, 1.0), (0.0, -0.4, 0.0)) + mesh("meshes/panel.obj", (-0.01, -0.4, 0.0))
+    root = write(
+        tmp_path / "src", {"cabinet.urdf": door_urdf(door_geometry=door), "meshes/panel.obj": panel}
+    )
+    config = urdf_source(root)
+    [candidate] = discover(config)
+    result = normalize_candidate(candidate, tmp_path / "out")
+    assert any(c.code == "visual.doubled" for c in result.changes)
+    written = (result.urdf_path.parent / "meshes").glob("panel*.obj")
+    [layers] = [
+        np.loadtxt([line[2:] for line in p.read_text().splitlines() if line.startswith("v ")])
+        for p in written
+    ]
+    # Both layers lie within the door's 2 cm thickness (door frame: x from -0.01 to 0.01).
+    assert layers[:, 0].min() == pytest.approx(0.0) and layers[:, 0].max() == pytest.approx(0.001)
+    report = verify_object(result, config)
+    assert report.check("fidelity.link_poses")[0].passed, fidelity_failures(report)
+    assert report.check("fidelity.geometry")[0].passed
