@@ -84,66 +84,74 @@ def _link_mesh(link, meshes: dict):
 
 
 class _Scene:
-    """One fcl collision object per link with shapes, placed by `place(poses)`."""
+    """The links with shapes as triangle meshes; each one's fcl collision object (its BVH) is
+    built the first time a pair with it passes the bounding-box test, so links that never come
+    near another cost nothing."""
 
     def __init__(self, obj, meshes: dict):
         import fcl
-        import trimesh
-        from trimesh.collision import mesh_to_BVH
 
         self.fcl = fcl
-        self.objects, self.boxes, self.points = {}, {}, {}
+        self.meshes, self.boxes, self.points, self.built = {}, {}, {}, {}
         for link in obj.links:
             found = _link_mesh(link, meshes)
             if found is None:
                 continue
-            mesh = trimesh.Trimesh(*found, process=False)
-            self.objects[link.name] = fcl.CollisionObject(mesh_to_BVH(mesh), fcl.Transform())
+            self.meshes[link.name] = found
             low, high = found[0].min(axis=0), found[0].max(axis=0)
             self.boxes[link.name] = (
                 np.array(np.meshgrid(*zip(low, high, strict=True))).reshape(3, -1).T
             )
             self.points[link.name] = found[0][:: max(1, len(found[0]) // MAX_REACH_POINTS)]
+        self.names = set(self.meshes)
+
+    def _placed(self, name: str, pose: np.ndarray):
+        fcl = self.fcl
+        placed = self.built.get(name)
+        if placed is None:
+            import trimesh
+            from trimesh.collision import mesh_to_BVH
+
+            mesh = trimesh.Trimesh(*self.meshes[name], process=False)
+            placed = self.built[name] = fcl.CollisionObject(mesh_to_BVH(mesh), fcl.Transform())
+        placed.setTransform(fcl.Transform(pose[:3, :3], pose[:3, 3]))
+        return placed
+
+    def _collide(self, poses: dict, a: str, b: str, request):
+        result = self.fcl.CollisionResult()
+        hit = self.fcl.collide(
+            self._placed(a, poses[a]), self._placed(b, poses[b]), request, result
+        )
+        return bool(hit), result
 
     def touch(self, poses: dict, a: str, b: str) -> bool:
         """Whether links `a` and `b` intersect at `poses`."""
-        fcl = self.fcl
-        for name in (a, b):
-            self.objects[name].setTransform(fcl.Transform(poses[name][:3, :3], poses[name][:3, 3]))
-        request = fcl.CollisionRequest(num_max_contacts=1)
-        return bool(fcl.collide(self.objects[a], self.objects[b], request, fcl.CollisionResult()))
+        return self._collide(poses, a, b, self.fcl.CollisionRequest(num_max_contacts=1))[0]
 
     def span(self, poses: dict, a: str, b: str) -> float:
         """Largest side (m) of the box around the points where the triangles of links `a` and
         `b` intersect at `poses` (0 when they do not)."""
-        fcl = self.fcl
-        for name in (a, b):
-            self.objects[name].setTransform(fcl.Transform(poses[name][:3, :3], poses[name][:3, 3]))
-        request = fcl.CollisionRequest(num_max_contacts=MAX_CONTACTS, enable_contact=True)
-        result = fcl.CollisionResult()
-        if not fcl.collide(self.objects[a], self.objects[b], request, result):
+        request = self.fcl.CollisionRequest(num_max_contacts=MAX_CONTACTS, enable_contact=True)
+        hit, result = self._collide(poses, a, b, request)
+        if not hit:
             return 0.0
         points = np.array([contact.pos for contact in result.contacts])
         return float((points.max(axis=0) - points.min(axis=0)).max())
 
     def contacts(self, poses: dict, moving: set[str]) -> set[tuple[str, str]]:
         """(moving link, fixed link) pairs whose triangles intersect at `poses`."""
-        fcl = self.fcl
         world = {}
-        for name, obj in self.objects.items():
-            pose = poses[name]
-            obj.setTransform(fcl.Transform(pose[:3, :3], pose[:3, 3]))
-            corners = self.boxes[name] @ pose[:3, :3].T + pose[:3, 3]
-            world[name] = (corners.min(axis=0), corners.max(axis=0))
-        request = fcl.CollisionRequest(num_max_contacts=1)
+        for name, corners in self.boxes.items():
+            placed = corners @ poses[name][:3, :3].T + poses[name][:3, 3]
+            world[name] = (placed.min(axis=0), placed.max(axis=0))
+        request = self.fcl.CollisionRequest(num_max_contacts=1)
         found = set()
-        for a in moving & set(self.objects):
-            for b in set(self.objects) - moving:
+        for a in moving & self.names:
+            for b in self.names - moving:
                 (la, ha), (lb, hb) = world[a], world[b]
                 if np.any(ha < lb) or np.any(hb < la):
                     continue
-                result = fcl.CollisionResult()
-                if fcl.collide(self.objects[a], self.objects[b], request, result):
+                if self._collide(poses, a, b, request)[0]:
                     found.add((a, b))
         return found
 
@@ -218,7 +226,7 @@ def run(ctx: Context) -> list[CheckResult]:
             skipped += 1
             continue
         values, configurations, moving = motions[joint.name]
-        if not (moving & set(scene.objects)) or not (set(scene.objects) - moving):
+        if not (moving & scene.names) or not (scene.names - moving):
             skipped += 1
             continue
         judged += 1
