@@ -14,9 +14,10 @@ its lower limit, every one at its upper limit (all at once: each joint's transfo
 at both its limits, and an error in one joint cannot hide behind another's but by exact
 cancellation; one configuration per limit instead of two per joint, 8 instead of 237 on a
 115-key keyboard), and five seeded random configurations within the limits; unbounded
-rotations range over a few turns (+-UNBOUNDED_TURN rad), unbounded translations over +-1 m. Mimic followers take the values their couplings give: MuJoCo and
-PyBullet are given every joint's value, yourdfpy only the drivers (it applies the couplings
-itself). Helical joints are compared as written, a rotational joint and a prismatic follower.
+rotations range over a few turns (+-UNBOUNDED_TURN rad), unbounded translations over +-1 m.
+Mimic followers take the values their couplings give: MuJoCo and PyBullet are given every
+joint's value, yourdfpy only the drivers (it applies the couplings itself). Helical joints are
+compared as written, a rotational joint and a prismatic follower.
 The poses compared are link frames in the world (the base frame): positions in metres and
 rotation-matrix entries, within 1e-6 (`simulator.agreement`: yourdfpy, MuJoCo and PyBullet on
 the URDF and MuJoCo on the MJCF; `simulator.kinematics`: MuJoCo on the URDF alone). The MJCF
