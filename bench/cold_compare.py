@@ -4,7 +4,9 @@
 
 Each revision is exported (`git archive`) into a temporary folder and built cold (empty cache,
 no Prefect, `runner="local"`, `--workers` worker processes) from this checkout's
-`tests/corpus_sources.yaml`, in its own Python process with the revision first on the path.
+`tests/corpus_sources.yaml`, in its own Python process that imports only the revision (first on
+the path; the checkout's editable install is taken off the import system). Revisions need the
+build API of `flows.commands.build_release` and `pipeline.build.BuildConfig`.
 Builds alternate between the revisions (A B C A B C ...) so that the shared machine's load
 falls on all of them alike. Per build: wall seconds and CPU seconds (user + sys of the build
 process and its workers); per revision the median of each, and each revision's ratio to the
@@ -34,6 +36,8 @@ SOURCES = REPO / "tests" / "corpus_sources.yaml"
 BUILD = """
 import json, sys, time
 from pathlib import Path
+# Only the exported revision: not this checkout's editable install.
+sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
 from flows.commands import build_release
 from normalize.sources import load_sources
 from pipeline.build import BuildConfig
@@ -82,10 +86,11 @@ def build(tree: Path, work: Path, workers: int) -> dict:
         ],
         cwd=tree,
         env=env,
-        check=True,
         capture_output=True,
         text=True,
     )
+    if done.returncode != 0:
+        raise SystemExit(f"the build of {tree} failed:\n{done.stderr[-3000:]}")
     process_wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures = json.loads(done.stdout.strip().splitlines()[-1])
