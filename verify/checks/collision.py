@@ -15,12 +15,12 @@ hinge axis is reversed swings into its cabinet, a drawer slides through the back
 Shallower contacts (a key pressed a few millimetres into its board) are not judged, nor are
 intersections whose points (where triangles cross, from python-fcl's contacts) span less than
 that tolerance: corners of two parts rubbing over a small patch, a caster's fork grazing its
-chair leg as it swivels, rather than one part passing through another. A fixed
-link that is a part on a joint of its own (a door in front of a crisper drawer) is judged with
-that joint at each of its checked coordinates too: when one of them clears the way (the door
-opened first), the pair is not flagged. For every flagged joint the message gives how far the
-part moves on past where it first touches (bisection along the motion), which bounds its depth of
-penetration from above.
+chair leg as it swivels, rather than one part passing through another. A fixed link that is
+a part on a joint of its own (a door in front of a crisper drawer) is judged with that joint at
+each of its checked coordinates too: when one of them clears the way (the door opened first),
+the pair is not flagged. For every flagged joint the message gives the largest span of its
+intersections and how far the part moves on past where it first touches (bisection along the
+motion), which bounds its depth of penetration from above.
 
 What it cannot see: pairs already in contact at rest (a drawer touching its runners, a lid
 resting on its pot; open and non-watertight meshes give no inside to measure depth in), a part
@@ -169,7 +169,7 @@ def _reach(scene: _Scene, joint, frame: np.ndarray, moving: set[str], rest: dict
 
 def _travel_past_contact(obj, scene: _Scene, name: str, q: float, pair, reach: float) -> float:
     """How far (m; rotations: arc length at `reach`) the part has moved from where `pair` first
-    touches on the way from rest to `q` (bisection): at most its depth of penetration."""
+    touches on the way from rest to `q` (bisection): at least its depth of penetration."""
     inside, outside = 1.0, 0.0
     for _ in range(BISECTIONS):
         middle = (inside + outside) / 2
