@@ -8,9 +8,16 @@ range; mimic couplings as joint equality constraints (follower = offset + multip
 the link's inertial (massless links get mass 0, raised to the compiler's `boundmass` like the
 URDF's); visual geoms (group 1, no contacts, no mass) and collision geoms (group 0) with the
 URDF's names, meshes as mesh assets with paths relative to the file. The compiler settings
-match the URDF's `<mujoco>` block (radians, inertias from the file, mass bounds). MuJoCo's XML
-writer keeps 6 significant digits, which can tip a flat plate's principal moments (A + B = C)
-past the triangle inequality MuJoCo enforces: where A + B - C is below `INERTIA_MARGIN` of C,
+match the URDF's `<mujoco>` block (radians, inertias from the file, mass bounds).
+
+Numbers: MuJoCo's XML writer prints 6 significant digits by default (5e-6 m on a coordinate
+of a few metres, 5e-7 on every axis and quaternion entry). MuJoCo itself raises that to 17
+(every double read back exactly) for its own tests through the setting its library exports,
+`_mjPRIVATE__set_xml_precision` (xml_numeric_format.h: `FullFloatPrecision`); `to_xml` is
+called with it raised (`xml_digits` says whether it could be, per thread as MuJoCo keeps it,
+restored afterwards), so the MJCF holds the URDF's numbers exactly. Where a MuJoCo lacks the
+setting the file has 6 digits, which can tip a flat plate's principal moments (A + B = C) past
+the triangle inequality MuJoCo enforces: there, where A + B - C is below `INERTIA_MARGIN` of C,
 the MJCF's tensor gets that fraction of C added on its diagonal (the URDF keeps the exact one).
 A revolute joint with equal limits is written unlimited: MuJoCo has no zero-length range (it
 ignores such a URDF limit too).
@@ -23,7 +30,10 @@ returns None when MuJoCo is not installed, and for an object with a link named `
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import math
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -36,11 +46,57 @@ WORLD = "world"
 BOUND_MASS = 1e-9
 BOUND_INERTIA = 1e-12
 INERTIA_MARGIN = 1e-5
+FULL_DIGITS = 17  # significant digits that read every double back exactly
+DEFAULT_DIGITS = 6
 
 
-def _writable_inertia(inertia: np.ndarray) -> np.ndarray:
-    """`inertia`, or it plus a margin on the diagonal when its principal moments are too close
-    to the triangle inequality to survive 6-digit rounding (see the module docstring)."""
+@cache
+def _precision_setting(library: str):
+    """(get, set) of MuJoCo's XML writer precision in `library`, or None when that MuJoCo does
+    not export the integer setting (older versions took a printf format instead)."""
+    try:
+        lib = ctypes.CDLL(library)
+        get, put = lib._mjPRIVATE__get_xml_precision, lib._mjPRIVATE__set_xml_precision
+    except (OSError, AttributeError):
+        return None
+    get.restype, get.argtypes = ctypes.c_int, []
+    put.restype, put.argtypes = None, [ctypes.c_int]
+    return (get, put) if 1 <= get() <= FULL_DIGITS else None
+
+
+def _setting(mujoco):
+    folder = Path(mujoco.__file__).parent
+    libraries = sorted(folder.glob("libmujoco.so*")) + sorted(folder.glob("libmujoco*.dylib"))
+    libraries += sorted(folder.glob("mujoco.dll"))
+    return _precision_setting(str(libraries[0])) if libraries else None
+
+
+def xml_digits(mujoco) -> int:
+    """Significant digits `write_mjcf` writes numbers with under this MuJoCo: 17 or 6."""
+    return FULL_DIGITS if _setting(mujoco) is not None else DEFAULT_DIGITS
+
+
+@contextlib.contextmanager
+def _full_precision(mujoco):
+    """MuJoCo's XML writer at 17 significant digits in this thread inside the block."""
+    setting = _setting(mujoco)
+    if setting is None:
+        yield
+        return
+    get, put = setting
+    before = get()
+    put(FULL_DIGITS)
+    try:
+        yield
+    finally:
+        put(before)
+
+
+def _writable_inertia(inertia: np.ndarray, digits: int) -> np.ndarray:
+    """`inertia`, or with 6 digits it plus a margin on the diagonal when its principal moments
+    are too close to the triangle inequality to survive rounding (see the module docstring)."""
+    if digits >= FULL_DIGITS:
+        return inertia
     moments = np.linalg.eigvalsh(inertia)
     largest = float(moments[2])
     if largest > 0 and moments[0] + moments[1] - largest < INERTIA_MARGIN * largest:
@@ -120,7 +176,7 @@ def object_spec(obj: ArticulatedObject, mujoco):
         if inertial is not None:
             body.mass = inertial.mass
             body.ipos = inertial.com
-            i = _writable_inertia(inertial.inertia)
+            i = _writable_inertia(inertial.inertia, xml_digits(mujoco))
             body.fullinertia = [i[0, 0], i[1, 1], i[2, 2], i[0, 1], i[0, 2], i[1, 2]]
         else:
             body.mass = 0.0
@@ -156,5 +212,7 @@ def write_mjcf(obj: ArticulatedObject, folder: Path) -> Path | None:
     # The written meshes, by the relative paths the file names them with (to_xml compiles).
     spec.assets = {mesh.file: (folder / mesh.file).read_bytes() for mesh in spec.meshes}
     path = folder / MJCF_NAME
-    path.write_text(spec.to_xml(), encoding="utf-8")
+    with _full_precision(mujoco):
+        text = spec.to_xml()
+    path.write_text(text, encoding="utf-8")
     return path

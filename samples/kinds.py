@@ -139,21 +139,24 @@ def refrigerator(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
     )
     hinge_x = width / 2 if side == "right" else -width / 2
     axis = "z" if side == "right" else "-z"
+    # Doors hang 3 mm in front of the carcass, hinged on their back edge: swung past a right
+    # angle, a door clears the side panel instead of grazing it along the hinge line.
+    gap = 0.003
     for j, (z0, z1) in enumerate(spans):
         zc, h = (z0 + z1) / 2, z1 - z0
         door = b.link(f"door_{j}", "door")
-        b.box(door, (width, 0.05, h - 0.006), (0, front - 0.025, zc), name="panel")
+        b.box(door, (width, 0.05, h - 0.006), (0, front - gap - 0.025, zc), name="panel")
         b.joint(
             f"door_{j}_hinge",
             "revolute",
             body,
             door,
-            (hinge_x, front, zc),
+            (hinge_x, front - gap, zc),
             axis,
             0.0,
             s.u(1.7, 2.1),
         )
-        grip = (-hinge_x * 0.85, front - 0.07, zc)
+        grip = (-hinge_x * 0.85, front - gap - 0.07, zc)
         handle = b.attach(door, f"door_{j}_handle", "handle", grip, helpers)
         b.cylinder(handle, 0.012, round(min(0.5, h * 0.4), 3), grip, "z", "handle")
     if demo or s.p(0.5):
@@ -183,10 +186,12 @@ def laptop(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
     b.box(
         base, (width * 0.8, base_d * 0.45, 0.002), (0, -base_d * 0.05, tb + 0.001), name="keyboard"
     )
-    hinge = np.array([0.0, base_d / 2, tb])
+    # The hinge runs along the back edge, above the keyboard and the display's thickness, and
+    # the lid stands behind it: closed, the display rests on the keyboard, never inside the base.
+    hinge = np.array([0.0, base_d / 2, tb + 0.004])
     tilt_rot = rot_x(-tilt)  # lid leans back (towards +y) by `tilt`
     lid = b.link("lid", "screen_lid")
-    b.box(lid, (width, tl, lid_h), hinge + tilt_rot @ [0, -tl / 2, lid_h / 2], tilt_rot, "lid")
+    b.box(lid, (width, tl, lid_h), hinge + tilt_rot @ [0, tl / 2, lid_h / 2], tilt_rot, "lid")
     b.joint(
         "lid_hinge", "revolute", base, lid, hinge, "x", -s.u(0.3, 0.6), round(math.pi / 2 + tilt, 4)
     )
@@ -194,7 +199,7 @@ def laptop(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
     b.box(
         screen,
         (width * 0.9, 0.002, lid_h * 0.85),
-        hinge + tilt_rot @ [0, -tl - 0.001, lid_h / 2],
+        hinge + tilt_rot @ [0, -0.001, lid_h / 2],
         tilt_rot,
         "display",
     )
@@ -381,8 +386,11 @@ def folding_chair(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
 
 
 def window(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
-    width, height, t, depth = s.u(0.8, 1.6), s.u(0.9, 1.5), 0.05, 0.1
+    width, height, t = s.u(0.8, 1.6), s.u(0.9, 1.5), 0.05
     n = 2 if demo else s.i(2, 3)
+    # Each sash runs in its own track, 4 cm apart: a sash 2 cm deep and its lock (1 cm, on its
+    # front face) leave 1 cm of clearance to the sash in front, which slides past the lock.
+    depth = round(0.04 * n + 0.02, 3)
     vertical = False if demo else s.p(0.4)
     frame = b.link("frame", "window_frame")
     b.box(frame, (width, depth, t), (0, 0, t / 2), name="sill")
@@ -396,11 +404,11 @@ def window(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
     for k in range(n):
         sash = b.link(f"sash_{k}", "window")
         offset = -span / 2 + size / 2 + k * (span - size) / max(n - 1, 1)
-        y = -depth / 2 + 0.02 + k * 0.03
+        y = -depth / 2 + 0.02 + k * 0.04
         if vertical:
-            centre, dims, axis = (0, y, height / 2 + offset), (inner_w, 0.025, size), "z"
+            centre, dims, axis = (0, y, height / 2 + offset), (inner_w, 0.02, size), "z"
         else:
-            centre, dims, axis = (offset, y, height / 2), (size, 0.025, inner_h), "x"
+            centre, dims, axis = (offset, y, height / 2), (size, 0.02, inner_h), "x"
         b.box(sash, dims, centre, name="sash")
         # The first sash slides towards +axis, the last towards -axis, middle ones both ways.
         if k == 0:
@@ -410,9 +418,9 @@ def window(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:
         else:
             lower, upper = -round(travel / 2, 3), round(travel / 2, 3)
         b.joint(f"sash_{k}_slide", "prismatic", frame, sash, centre, axis, lower, upper)
-        grip = np.array(centre) + [0, -0.02, 0]
+        grip = np.array(centre) + [0, -0.015, 0]
         lock = b.attach(sash, f"sash_{k}_lock", "handle", grip, helpers)
-        b.box(lock, (0.03, 0.015, 0.06), grip, name="lock")
+        b.box(lock, (0.03, 0.01, 0.06), grip, name="lock")
 
 
 def keyboard(b: Builder, s: Sampler, demo: bool, helpers: bool) -> None:

@@ -5,7 +5,6 @@ is itself a valid source whose normalization changes nothing; masses add up."""
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 
 import numpy as np
@@ -17,16 +16,11 @@ from normalize.urdf import read_object
 from verify.loaders import load_in_subprocess
 from verify.validate import validate_paths
 
-#: MuJoCo ignores a URDF limit whose lower equals its upper, and says so; the convention keeps
-#: a source's zero-length range as it is (metric.motion flags the joint as effectively fixed).
-EQUAL_LIMITS = re.compile(
-    r"^WARNING: joint '(joint_\d+)' has equal lower and upper limits, limit ignored$"
-)
-
 
 def loud_files(release: Path) -> dict[str, list[str]]:
     """loader -> ['<file>: <what it printed or why it failed>'] over every shipped URDF and
-    MJCF, except MuJoCo's notice on zero-length limits of joints whose range is [0, 0]."""
+    MJCF: any printed line counts (joints whose source range is [0, 0] are written fixed, so
+    MuJoCo has no zero-length limit to warn about)."""
     objects = Path(release) / "objects"
     urdfs = sorted(objects.glob("*/object.urdf"))
     mjcfs = sorted(objects.glob("*/object.xml"))
@@ -40,20 +34,10 @@ def loud_files(release: Path) -> dict[str, list[str]]:
     ):
         for result in load_in_subprocess(loader, files):
             lines = [line for line in result.output.splitlines() if line.strip()]
-            if loader == "mujoco" and result.loaded:
-                lines = [line for line in lines if not _zero_range_notice(line, result.path)]
             if not result.loaded or lines:
                 where = Path(result.path).relative_to(objects).as_posix()
                 loud.setdefault(loader, []).append(f"{where}: {'; '.join(lines)}")
     return loud
-
-
-def _zero_range_notice(line: str, path: str) -> bool:
-    match = EQUAL_LIMITS.match(line.strip())
-    if match is None:
-        return False
-    joint = read_object(Path(path).with_name("object.urdf")).joint_map[match.group(1)]
-    return joint.lower == joint.upper == 0.0
 
 
 def renormalized_differences(release: Path, out: Path) -> list[str]:

@@ -3,6 +3,7 @@ object and fails (with its id, element, value and threshold) on an object broken
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 
 import numpy as np
@@ -274,6 +275,66 @@ def test_simulator_comparison_detects_different_kinematics(tmp_path):
         assert checks[check_id].value == pytest.approx(1e-3, rel=1e-3)
 
 
+def skewed_hinge_urdf() -> str:
+    """Two boxes and a hinge with many significant digits in its origin and limits."""
+    return f"""<?xml version="1.0"?>
+<robot name="skewed">
+  <link name="frame">{box((0.5, 0.8, 1.0))}</link>
+  <link name="lid">{box((0.3, 0.2, 0.1), (0.1234567891, 0.0, 0.0))}</link>
+  <joint name="hinge" type="revolute">
+    <origin xyz="1.23456789123 0.345678912 0.987654321" rpy="0.3123456789 0.2 0.1"/>
+    <parent link="frame"/>
+    <child link="lid"/>
+    <axis xyz="0.48 0.6 0.64"/>
+    <limit lower="-2.718281828" upper="3.14159" effort="1" velocity="1"/>
+  </joint>
+</robot>
+"""
+
+
+def mjcf_pose_error(result) -> float:
+    """Largest difference of MuJoCo's link poses from the shipped MJCF and ours."""
+    import mujoco
+
+    from verify.checks import simulator
+
+    obj = read_object(result.urdf_path)
+    model = mujoco.MjModel.from_xml_path(str(result.urdf_path.parent / "object.xml"))
+    poses = simulator.MuJoCoPoses(mujoco, model, [link.name for link in obj.links], ["joint_0"])
+    worst = 0.0
+    for _, q in simulator.configurations(obj):
+        coords = obj.resolve_configuration(q)
+        ours, theirs = obj.link_poses(coords), poses.poses(coords)
+        worst = max(worst, max(float(np.abs(theirs[n] - ours[n]).max()) for n in ours))
+    return worst
+
+
+def test_the_mjcf_holds_the_urdf_numbers_and_joins_the_agreement(tmp_path, monkeypatch):
+    """MuJoCo's XML writer at 17 digits: the MJCF puts every link where the URDF does to
+    rounding (1e-12), so it joins yourdfpy, MuJoCo (URDF) and PyBullet in simulator.agreement
+    at 1e-6. Written with MuJoCo's default 6 digits, it is off by more than 1e-6 and is held to
+    1e-5 on its own (simulator.mjcf_kinematics)."""
+    import normalize.mjcf_writer as mjcf_writer
+    from verify.checks import Context, simulator
+
+    result, source = normalized(tmp_path / "full", {"skewed.urdf": skewed_hinge_urdf()})
+    assert mjcf_pose_error(result) < 1e-12
+    ctx = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    checks = {c.id: c for c in simulator.run(ctx)}
+    agreement = checks["simulator.agreement"]
+    assert agreement.passed and agreement.threshold == 1e-6
+    assert "MuJoCo (MJCF)" in agreement.message and "simulator.mjcf_kinematics" not in checks
+
+    monkeypatch.setattr(mjcf_writer, "_setting", lambda mujoco: None)
+    result, source = normalized(tmp_path / "six", {"skewed.urdf": skewed_hinge_urdf()})
+    assert 1e-6 < mjcf_pose_error(result) < 1e-5
+    ctx = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    checks = {c.id: c for c in simulator.run(ctx)}
+    assert checks["simulator.mjcf_kinematics"].passed
+    assert checks["simulator.mjcf_kinematics"].threshold == 1e-5
+    assert "MuJoCo (MJCF)" not in checks["simulator.agreement"].message
+
+
 def test_simulator_printed_output_fails_for_the_loader_that_printed(tmp_path):
     """Two visuals with one name: MuJoCo prints a warning from C++ (captured at the file
     descriptor), so the file as written would not load quietly."""
@@ -425,3 +486,41 @@ def test_collision_range_flags_parts_passing_through_the_carcass(tmp_path, part)
         flagged.message
     )
     assert "collision.range" in report.warnings
+
+
+def test_collision_range_flags_defects_planted_in_a_generated_cabinet(sample_library, tmp_path):
+    """The sample library's URDF cabinet passes; with its left door's hinge axis reversed (the
+    door swings into the carcass) and its bottom drawer free to go 0.3 m into a 0.4 m deep
+    carcass (through the back wall), exactly those two joints are flagged."""
+    folder = tmp_path / "src" / "cabinet_0010"
+    shutil.copytree(sample_library / "sample_urdf" / "cabinet_0010", folder)
+    source = urdf_source(tmp_path / "src")
+    [candidate] = discover(source)
+    [clean] = verify_object(normalize_candidate(candidate, tmp_path / "good"), source).check(
+        "collision.range"
+    )
+    assert clean.passed and "5 joint(s)" in clean.message
+    urdf = folder / "cabinet_0010.urdf"
+    text = urdf.read_text(encoding="utf-8")
+    door = text.index('<joint name="door_0_hinge"')
+    drawer = text.index('<joint name="drawer_2_slide"')
+    door_axis, drawer_limit = (
+        text.index('<axis xyz="0 0 -1"/>', door),
+        text.index('<limit lower="0" upper="0.301"', drawer),
+    )
+    text = text[:door_axis] + text[door_axis:].replace(
+        '<axis xyz="0 0 -1"/>', '<axis xyz="0 0 1"/>', 1
+    )
+    text = text[:drawer_limit] + text[drawer_limit:].replace(
+        'lower="0" upper="0.301"', 'lower="-0.3" upper="0.301"', 1
+    )
+    urdf.write_text(text, encoding="utf-8")
+    report = verify_object(normalize_candidate(candidate, tmp_path / "bad"), source)
+    flagged_parts = report.check("collision.range")
+    assert all(not c.passed and c.severity == "warning" for c in flagged_parts)
+    assert sorted(c.message.split("(source link ")[1].split(")")[0] for c in flagged_parts) == [
+        "door_0, door_0_handle",
+        "drawer_2, drawer_2_handle",
+    ]
+    assert all("intersects link base (source link body)" in c.message for c in flagged_parts)
+    assert "collision.range" in report.review

@@ -162,7 +162,9 @@ def test_an_80_metre_door_is_refused_and_a_3_metre_valve_reviewed(tmp_path):
     assert size.severity == "error" and size.value == pytest.approx(16.0, rel=0.01)
     assert "category door" in size.message and "[0.2, 5] m" in size.message
 
-    valve = door_urdf(frame_geometry=box((1.0, 1.0, 3.0))).replace(
+    # The door hangs 1 cm in front of the 1 m deep frame (inside it, it would swing out
+    # through the frame's walls: collision.range).
+    valve = door_urdf(frame_geometry=box((1.0, 1.0, 3.0)), hinge_x=0.51).replace(
         '<robot name="cabinet">', '<robot name="ball_valve">'
     )
     report = verified(tmp_path / "valve", {"valve.urdf": valve})

@@ -16,8 +16,14 @@ from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
 #: Warnings that send an accepted object to the review queue: heuristics that can flag a valid
-#: asset (`attachment.axis`) and disagreements with an independent reading (`fidelity.*`).
-REVIEW_CHECKS = ("attachment.axis", "fidelity.", "geometry.shape_dropped_share")
+#: asset (`attachment.axis`, `collision.range`) and disagreements with an independent reading
+#: (`fidelity.*`).
+REVIEW_CHECKS = (
+    "attachment.axis",
+    "collision.range",
+    "fidelity.",
+    "geometry.shape_dropped_share",
+)
 
 
 def sends_to_review(check_id: str) -> bool:
