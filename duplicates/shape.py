@@ -4,7 +4,8 @@ objects at rest, scale-free, under the quarter turns about z the convention leav
 The convention places every object's rest box centred on the z axis with its bottom at z = 0
 (docs/convention.md), so two exports of one object differ only by a yaw of a multiple of 90
 degrees (which way the source called "front") and by a size factor (a unit fixed upstream, or
-not). Each object is sampled once: SAMPLES points on its surface (every link's visuals, else its
+not). Each object is read once (`signature`, with the mesh files standing for its links) and
+sampled once: SAMPLES points on its surface (every link's visuals, else its
 collisions, as the placement uses), area-weighted with a fixed seed, divided by the diagonal of
 its rest box. The distance from A to B is the mean distance of A's first QUERY points to their
 nearest neighbour among all of B's points (scipy cKDTree), each capped at CAP; the Chamfer

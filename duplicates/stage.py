@@ -5,8 +5,9 @@ returns the clusters, the duplicates-table rows and the objects to move out:
 
 1. cheap keys propose candidate pairs (`keys.candidate_pairs`, `keys.cheap_match`);
 2. each surviving pair is measured (`measure`): the size ratio, E_tree after each quarter yaw
-   and that scale (`motion`, no file read), then the shape distance (`shape`) at the yaws where
-   the motion agrees;
+   and that scale at the yaws a cheap joint test leaves (`motion.could_agree`, no file read),
+   then the shape distance (`shape`) at the yaws where the motion agrees, from each object's
+   signature (read once per object, only for objects of pairs left then);
 3. a pair is a duplicate when the motion agrees ("same", or "welded": the same joints with
    some fixed) and the shapes agree (Chamfer <= SHAPE_TOLERANCE at a unit-factor size ratio);
    or when both are built of the same mesh files (`mesh_match`: MESH_SHARE of the smaller
