@@ -49,23 +49,24 @@ def _pairs(groups) -> set[frozenset]:
     return {frozenset(p) for g in groups for p in itertools.combinations(sorted(g), 2)}
 
 
-def truth_pairs(library: Path, folder_to_id: dict) -> tuple[set, set, Counter]:
-    """(duplicate pairs, near-miss pairs, twins by variant) among accepted objects."""
+def truth_pairs(library: Path, folder_to_id: dict) -> tuple[set, set, Counter, set]:
+    """(duplicate pairs, near-miss pairs, twins by variant, planted pairs: each duplicate twin
+    with its original) among accepted objects."""
     data = json.loads((library / "twins.json").read_text())
     groups: dict[str, set] = defaultdict(set)
     for o in data["objects"]:
         object_id = folder_to_id.get((o["source"], o["folder"]))
         if object_id is not None:
             groups[o["design"]].add(object_id)
-    near = set()
+    near, planted = set(), set()
     variants = Counter()
     for t in data["twins"]:
         twin = folder_to_id.get((t["source"], t["folder"]))
         original = folder_to_id.get((t["original_source"], t["original_folder"]))
         variants[(t["variant"], twin is not None and original is not None)] += 1
-        if twin is not None and original is not None and not t["duplicate"]:
-            near.add(frozenset((original, twin)))
-    return _pairs(groups.values()), near, variants
+        if twin is not None and original is not None:
+            (planted if t["duplicate"] else near).add(frozenset((original, twin)))
+    return _pairs(groups.values()), near, variants, planted
 
 
 def run(n: int, twins: float, seed: int, workers: int, keep: Path | None) -> dict:
@@ -110,7 +111,7 @@ def run(n: int, twins: float, seed: int, workers: int, keep: Path | None) -> dic
 def scores(library: Path, objects: list[dict], rows: list[dict]) -> dict:
     """Precision and recall of the pairs the duplicates rows join (twins.json of `library`)."""
     folder_to_id = {(o["source"], o["source_id"].split("/")[0]): o["object_id"] for o in objects}
-    truth, near, variants = truth_pairs(library, folder_to_id)
+    truth, near, variants, planted = truth_pairs(library, folder_to_id)
     clusters: dict[str, set] = defaultdict(set)
     for r in rows:
         if r["decision"] != "override.distinct":
@@ -130,6 +131,10 @@ def scores(library: Path, objects: list[dict], rows: list[dict]) -> dict:
         "precision": len(hit) / len(found) if found else 1.0,
         "recall": len(hit) / len(truth) if truth else 1.0,
         "near_misses_joined": len(found & near),
+        # each duplicate twin with its original (the truth adds every other pair of one design,
+        # such as two independent objects that drew the same design)
+        "planted_pairs": len(planted),
+        "planted_recall": len(found & planted) / len(planted) if planted else 1.0,
         "false_pairs": sorted(sorted(p) for p in found - truth)[:20],
         "missed_pairs": sorted(sorted(p) for p in truth - found)[:20],
         "clusters": len(clusters),
