@@ -4,10 +4,12 @@ pairs found, and the stage's wall time against the whole build's, in one run.
 
     .venv/bin/python bench/duplicates.py [--n 2000] [--twins 0.2] [--seed 0] [--workers 2]
     .venv/bin/python bench/duplicates.py --stage-only KEPT [--json PATH]
+    .venv/bin/python bench/duplicates.py --blocking-only KEPT [--copies 20] [--json PATH]
 
 `--keep DIR` keeps the release and the library's twins.json in DIR; `--stage-only DIR` runs the
 stage again on such a kept release (its per-object results as the build left them: manifests
-and written files) and reports its wall time against the kept build's.
+and written files) and reports its wall time against the kept build's; `--blocking-only DIR`
+times the cheap keys alone on copies of its records (`blocking_only`).
 
 Truth: the objects of twins.json with equal `design` are the same object: a twin of variant
 reexport, yaw, millimetres, renamed or welded and its original, two near-miss twins of one
@@ -19,6 +21,7 @@ bench/results/duplicates.json (or --json PATH).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import platform
@@ -34,9 +37,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
+import numpy as np  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from duplicates import find_duplicates, record_from_rows  # noqa: E402
+from duplicates.keys import candidate_pairs, cheap_match  # noqa: E402
 from duplicates.settings import load_settings  # noqa: E402
 from normalize.sources import load_sources  # noqa: E402
 from pipeline.build import BuildConfig, build_locally  # noqa: E402
@@ -181,6 +186,37 @@ def stage_only(kept: Path) -> dict:
     }
 
 
+def blocking_only(kept: Path, copies: int) -> dict:
+    """The cheap keys alone on `copies` copies of a kept release's records, each copy's boxes
+    scaled by a random factor in [0.5, 2] and stretched in x by a random 0-5 % (distinct
+    objects of the same kinds): how many pairs the blocking proposes and pass `cheap_match`."""
+    objects = pq.read_table(kept / "manifest" / "objects.parquet").to_pylist()
+    base = [record_from_rows(o, [], {}, kept / "objects" / o["object_id"]) for o in objects]
+    rng = np.random.default_rng(0)
+    records = []
+    for k in range(copies):
+        for r in base:
+            size, stretch = rng.uniform(0.5, 2.0), np.array([1 + rng.uniform(0, 0.05), 1, 1])
+            records.append(
+                dataclasses.replace(
+                    r,
+                    object_id=f"{r.object_id}#{k}",
+                    bbox_min=tuple(np.array(r.bbox_min) * size * stretch),
+                    bbox_max=tuple(np.array(r.bbox_max) * size * stretch),
+                )
+            )
+    cpu = time.process_time()
+    pairs = candidate_pairs(records)
+    cpu = time.process_time() - cpu
+    return {
+        "benchmark": "blocking alone on copies of a kept release's records",
+        "records": len(records),
+        "proposed_pairs": len(pairs),
+        "passing_cheap_match": sum(cheap_match(records[i], records[j])[0] for i, j in pairs),
+        "blocking_cpu_s": round(cpu, 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000)
@@ -190,8 +226,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=RESULTS)
     parser.add_argument("--keep", type=Path, default=None, help="copy the release here")
     parser.add_argument("--stage-only", type=Path, default=None, help="a release kept by --keep")
+    parser.add_argument("--blocking-only", type=Path, default=None, help="a kept release")
+    parser.add_argument("--copies", type=int, default=20, help="with --blocking-only")
     args = parser.parse_args()
-    if args.stage_only:
+    if args.blocking_only:
+        out = blocking_only(args.blocking_only, args.copies)
+    elif args.stage_only:
         out = stage_only(args.stage_only)
     else:
         out = run(args.n, args.twins, args.seed, args.workers, args.keep)
