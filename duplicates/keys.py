@@ -4,15 +4,18 @@ An `ObjectRecord` is what the stage knows about one accepted object without open
 manifest rows (objects, joints) and the digests of the files of its release folder. Two blocks
 propose candidate pairs, each near-linear in the number of objects:
 
-- mesh digest: objects that ship a byte-identical mesh file (a digest held by more than
-  MAX_DIGEST_BUCKET objects, such as a primitive every library uses, proposes nothing);
-- extents: objects whose rest-pose box has the same shape, taken scale-free and up to a quarter
-  turn about z (x and y extents sorted, divided by the diagonal), on a grid of EXTENT_CELL cells
-  (each object is compared with its cell and the neighbouring ones).
+- mesh digest: objects that share at least two byte-identical mesh files, each held by at most
+  COMMON_DIGEST objects (a file many objects ship, such as a primitive every library uses, is
+  no evidence of identity);
+- extents: objects whose rest-pose boxes have the same shape, taken scale-free and up to a
+  quarter turn about z (x and y extents sorted, divided by the diagonal), within
+  EXTENT_TOLERANCE, at a size ratio within UNIT_TOLERANCE of 1 or of a unit factor: a k-d tree
+  over (shape key, log diagonal) in units of those tolerances, queried once per unit factor
+  (Chebyshev distance, scipy cKDTree), so only pairs that can pass `cheap_match` are listed.
 
-`cheap_match` then keeps the pairs whose boxes agree within EXTENT_TOLERANCE at a size ratio of
-1 or a unit factor (`unit_factor`), and those built of the same mesh files; only those are
-measured (`duplicates.stage.measure`).
+`cheap_match` then keeps the pairs whose boxes agree at a size ratio of 1 or a unit factor
+(`unit_factor`), and those built of the same mesh files; only those are measured
+(`duplicates.stage.measure`).
 """
 
 from __future__ import annotations
@@ -24,10 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy.spatial import cKDTree
 
-MAX_DIGEST_BUCKET = 32
 COMMON_DIGEST = 8  # a mesh file held by more objects is a stock part, no evidence of identity
-EXTENT_CELL = 0.004
 EXTENT_TOLERANCE = 0.004  # on extents divided by the diagonal
 UNIT_TOLERANCE = 0.002  # relative, on the size ratio against a unit factor
 #: Size ratios a unit mistake fixed upstream can leave (metres, centimetres, millimetres, inches).
@@ -109,29 +111,54 @@ def unit_factor(ratio: float) -> float | None:
     return None
 
 
+#: The unit factors above 1 (a pair is looked up from its smaller object).
+FACTORS_UP = tuple(sorted({round(max(f, 1 / f), 9) for f in UNIT_FACTORS} - {1.0}))
+#: Half-width of the unit tolerance on the log of the size ratio (the wider side of 1 +- tol).
+LOG_UNIT = -math.log(1.0 - UNIT_TOLERANCE)
+
+
 def candidate_pairs(records: list[ObjectRecord]) -> dict[tuple[int, int], set[str]]:
     """(i, j) with i < j -> the blocks that proposed the pair ("mesh_digest", "extents")."""
     pairs: dict[tuple[int, int], set[str]] = defaultdict(set)
+    for pair in _shared_mesh_pairs(records):
+        pairs[pair].add("mesh_digest")
+    for pair in _extent_pairs(records):
+        pairs[pair].add("extents")
+    return pairs
+
+
+def _shared_mesh_pairs(records: list[ObjectRecord]) -> list[tuple[int, int]]:
     by_digest: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(records):
         for digest in r.mesh_digests:
             by_digest[digest].append(i)
+    shared: dict[tuple[int, int], int] = defaultdict(int)
     for members in by_digest.values():
-        if 2 <= len(members) <= MAX_DIGEST_BUCKET:
-            for i, j in itertools.combinations(members, 2):
-                pairs[(i, j)].add("mesh_digest")
-    cells: dict[tuple[int, int], list[int]] = defaultdict(list)
-    keys = [r.shape_key for r in records]
-    for i, key in enumerate(keys):
-        cells[(int(key[0] // EXTENT_CELL), int(key[2] // EXTENT_CELL))].append(i)
-    for (a, b), members in cells.items():
-        for da, db in itertools.product((-1, 0, 1), repeat=2):
-            others = cells.get((a + da, b + db), ())
-            for i in members:
-                for j in others:
-                    if i < j:
-                        pairs[(i, j)].add("extents")
-    return pairs
+        if 2 <= len(members) <= COMMON_DIGEST:
+            for pair in itertools.combinations(members, 2):
+                shared[pair] += 1
+    return sorted(p for p, n in shared.items() if n >= 2)
+
+
+def _extent_pairs(records: list[ObjectRecord]) -> list[tuple[int, int]]:
+    """Pairs whose shape keys agree within EXTENT_TOLERANCE (each coordinate) and whose size
+    ratio is within LOG_UNIT of 1 or of a unit factor (on its log)."""
+    if len(records) < 2:
+        return []
+    shape_keys = np.array([r.shape_key for r in records]) / EXTENT_TOLERANCE
+    sizes = np.log(np.maximum([r.diagonal for r in records], 1e-12)) / LOG_UNIT
+    points = np.column_stack([shape_keys, sizes])
+    tree = cKDTree(points)
+    radius = 1.0 + 1e-9
+    found = [tree.query_pairs(radius, p=np.inf, output_type="ndarray").reshape(-1, 2)]
+    for factor in FACTORS_UP:
+        shrunk = points.copy()
+        shrunk[:, 3] -= math.log(factor) / LOG_UNIT  # object j at 1/factor of its size
+        near = tree.sparse_distance_matrix(cKDTree(shrunk), radius, p=np.inf, output_type="ndarray")
+        found.append(np.column_stack([near["i"], near["j"]]).astype(np.int64))
+    both = np.sort(np.concatenate(found), axis=1)
+    both = np.unique(both[both[:, 0] != both[:, 1]], axis=0)
+    return [(int(i), int(j)) for i, j in both]
 
 
 def cheap_match(a: ObjectRecord, b: ObjectRecord) -> tuple[bool, list[str]]:

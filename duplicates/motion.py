@@ -15,6 +15,12 @@ E_tree splits into the cost of the matched joints and the motion of the unmatche
   joints otherwise at the same cost, e.g. two doors on one hinge line);
 - "changed": anything else (other joints, other limits).
 The tolerance is RELATIVE_TOLERANCE times the larger total motion (sum of E(J, J0)).
+
+`could_agree` is a cheap necessary test of "same" or "welded" (one joint distance matrix
+instead of a tree search): every moving joint of the object with fewer is, within the
+tolerance, close to some moving joint of the other or carries no more motion than the tolerance
+(E_tree pays at least that much for it, matched or not; "welded" assigns it within the
+tolerance).
 """
 
 from __future__ import annotations
@@ -58,12 +64,41 @@ def joint_tree(rows, rotation: np.ndarray | None = None, scale: float = 1.0) -> 
     )
 
 
-def motion_evidence(a: metric.Tree, b: metric.Tree) -> MotionEvidence:
-    """E_tree(A, B) and how it splits (see the module)."""
-    kappa = KAPPA if any((~t.joints.bounded).any() for t in (a, b)) else None
-    found = metric.tree_distance(a, b, SPLIT, kappa=kappa, budget=TREE_BUDGET)
+def _kappa(a: metric.Tree, b: metric.Tree) -> float | None:
+    return KAPPA if any((~t.joints.bounded).any() for t in (a, b)) else None
+
+
+def _tolerance(a: metric.Tree, b: metric.Tree, kappa) -> tuple[float, np.ndarray, np.ndarray]:
+    """(tolerance, E(J, J0) of A's joints, of B's joints)."""
     own_a = metric.distance_to_fixed(a.joints, SPLIT, kappa) if len(a) else np.zeros(0)
     own_b = metric.distance_to_fixed(b.joints, SPLIT, kappa) if len(b) else np.zeros(0)
+    tol = RELATIVE_TOLERANCE * max(float(own_a.sum()), float(own_b.sum()), 1e-9)
+    return tol, own_a, own_b
+
+
+def could_agree(a: metric.Tree, b: metric.Tree) -> bool:
+    """False only when A and B can be neither "same" nor "welded" (see the module)."""
+    kappa = _kappa(a, b)
+    tol, own_a, own_b = _tolerance(a, b, kappa)
+    moving_a, moving_b = ~a.joints.fixed, ~b.joints.fixed
+    (small, own), big = (
+        ((a.joints[moving_a], own_a[moving_a]), b.joints[moving_b])
+        if moving_a.sum() <= moving_b.sum()
+        else ((b.joints[moving_b], own_b[moving_b]), a.joints[moving_a])
+    )
+    if len(small) == 0:
+        return True
+    if len(big) == 0:
+        return bool((own <= tol).all())
+    nearest = metric.joint_distance_matrix(small, big, SPLIT, kappa).min(axis=1)
+    return bool((np.minimum(nearest, own) <= tol * (1 + 1e-9)).all())
+
+
+def motion_evidence(a: metric.Tree, b: metric.Tree) -> MotionEvidence:
+    """E_tree(A, B) and how it splits (see the module)."""
+    kappa = _kappa(a, b)
+    found = metric.tree_distance(a, b, SPLIT, kappa=kappa, budget=TREE_BUDGET)
+    tol, own_a, own_b = _tolerance(a, b, kappa)
     pairs = list(found.matching)
     matched = 0.0
     if pairs:
@@ -73,7 +108,6 @@ def motion_evidence(a: metric.Tree, b: metric.Tree) -> MotionEvidence:
     used_b = {k for _, k in pairs}
     unmatched_a = float(sum(own_a[i] for i in range(len(a)) if i not in used_a))
     unmatched_b = float(sum(own_b[k] for k in range(len(b)) if k not in used_b))
-    tol = RELATIVE_TOLERANCE * max(float(own_a.sum()), float(own_b.sum()), 1e-9)
     welded = None
     relation = "same" if found.value <= tol else "changed"
     if relation == "changed":

@@ -4,7 +4,8 @@ objects at rest, scale-free, under the quarter turns about z the convention leav
 The convention places every object's rest box centred on the z axis with its bottom at z = 0
 (docs/convention.md), so two exports of one object differ only by a yaw of a multiple of 90
 degrees (which way the source called "front") and by a size factor (a unit fixed upstream, or
-not). Each object is sampled once: SAMPLES points on its surface (every link's visuals, else its
+not). Each object is read once (`signature`, with the mesh files standing for its links) and
+sampled once: SAMPLES points on its surface (every link's visuals, else its
 collisions, as the placement uses), area-weighted with a fixed seed, divided by the diagonal of
 its rest box. The distance from A to B is the mean distance of A's first QUERY points to their
 nearest neighbour among all of B's points (scipy cKDTree), each capped at CAP; the Chamfer
@@ -68,26 +69,75 @@ def _primitive(kind: str, size: tuple[float, ...]) -> tuple[np.ndarray, np.ndarr
     return np.asarray(mesh.vertices, dtype=float), np.asarray(mesh.faces, dtype=np.int64)
 
 
-def _triangles(g: Geometry, folder: Path, pose: np.ndarray) -> np.ndarray:
-    """(T, 3, 3) world-frame triangles of one shape."""
+@dataclass(frozen=True)
+class Signature:
+    """What the shape evidence needs of one object, read once: its surface sample, the mesh
+    files standing for its links (`mesh_uses`) and the vertex count of each."""
+
+    sample: Sample
+    uses: tuple[tuple[str, float], ...]
+    vertices: dict[str, int]  # mesh file (relative to the object folder) -> vertex count
+
+
+def _triangles(g: Geometry, folder: Path, pose: np.ndarray, vertices: dict, meshes) -> np.ndarray:
+    """(T, 3, 3) world-frame triangles of one shape; a mesh's vertex count goes to `vertices`.
+    `meshes`: a `MeshCache` or None."""
     frame = pose @ g.origin
     if g.kind == "mesh":
-        mesh = load_mesh(folder / g.filename, root=folder, element=g.name)
-        vertices, faces = mesh.vertices * g.scale, mesh.faces
+        loaded = meshes.get(g.filename) if meshes is not None else None
+        if loaded is None:
+            mesh = load_mesh(folder / g.filename, root=folder, element=g.name)
+            loaded = (np.asarray(mesh.vertices, dtype=float), np.asarray(mesh.faces))
+            if meshes is not None:
+                meshes.put(g.filename, loaded)
+        vertices[g.filename] = len(loaded[0])
+        points, faces = loaded[0] * g.scale, loaded[1]
     else:
-        vertices, faces = _primitive(g.kind, g.size)
-    world = vertices @ frame[:3, :3].T + frame[:3, 3]
+        points, faces = _primitive(g.kind, g.size)
+    world = points @ frame[:3, :3].T + frame[:3, 3]
     return world[faces]
 
 
-def surface_sample(urdf: Path, diagonal: float, count: int = SAMPLES, seed: int = SEED) -> Sample:
-    """`count` seeded, area-weighted surface points of the written object at rest divided by
-    `diagonal` (its rest box's). An object without shapes gives its link origins."""
+class MeshCache:
+    """Loaded meshes by content digest, shared by the objects of one stage run (a mesh file
+    several objects ship, such as a re-exported object's, is read once)."""
+
+    def __init__(self):
+        self.by_digest: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.digests: dict[str, str] = {}  # file name -> digest of the object being read
+
+    def of(self, digests: dict[str, str]) -> MeshCache:
+        """A view for one object whose files have these digests (name -> sha256)."""
+        view = MeshCache()
+        view.by_digest, view.digests = self.by_digest, digests
+        return view
+
+    def get(self, name: str):
+        digest = self.digests.get(name)
+        return self.by_digest.get(digest) if digest else None
+
+    def put(self, name: str, loaded) -> None:
+        digest = self.digests.get(name)
+        if digest:
+            self.by_digest[digest] = loaded
+
+
+def signature(
+    urdf: Path,
+    diagonal: float,
+    count: int = SAMPLES,
+    seed: int = SEED,
+    meshes: MeshCache | None = None,
+) -> Signature:
+    """The Signature of a written object: `count` seeded, area-weighted surface points at rest
+    divided by `diagonal` (its rest box's; an object without shapes gives its link origins),
+    from one reading of its URDF and meshes (`meshes`: a MeshCache view of the object)."""
     urdf = Path(urdf)
     obj = read_object(urdf)
     poses = obj.link_poses()
+    vertices: dict[str, int] = {}
     parts = [
-        _triangles(g, urdf.parent, poses[link.name])
+        _triangles(g, urdf.parent, poses[link.name], vertices, meshes)
         for link in obj.links
         for g in link_shapes(link)
     ]
@@ -112,7 +162,9 @@ def surface_sample(urdf: Path, diagonal: float, count: int = SAMPLES, seed: int 
             + (s * r2)[:, None] * t[:, 2]
         )
     points = points / scale
-    return Sample(points, cKDTree(points), scale)
+    # An unbalanced tree builds in half the time and answers the same nearest neighbours.
+    tree = cKDTree(points, balanced_tree=False, compact_nodes=False)
+    return Signature(Sample(points, tree, scale), mesh_uses(obj), vertices)
 
 
 def mesh_uses(obj) -> tuple[tuple[str, float], ...]:

@@ -5,8 +5,9 @@ returns the clusters, the duplicates-table rows and the objects to move out:
 
 1. cheap keys propose candidate pairs (`keys.candidate_pairs`, `keys.cheap_match`);
 2. each surviving pair is measured (`measure`): the size ratio, E_tree after each quarter yaw
-   and that scale (`motion`, no file read), then the shape distance (`shape`) at the yaws where
-   the motion agrees;
+   and that scale at the yaws a cheap joint test leaves (`motion.could_agree`, no file read),
+   then the shape distance (`shape`) at the yaws where the motion agrees, from each object's
+   signature (read once per object, only for objects of pairs left then);
 3. a pair is a duplicate when the motion agrees ("same", or "welded": the same joints with
    some fixed) and the shapes agree (Chamfer <= SHAPE_TOLERANCE at a unit-factor size ratio);
    or when both are built of the same mesh files (`mesh_match`: MESH_SHARE of the smaller
@@ -35,8 +36,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from duplicates import keys, motion, shape
-from normalize.meshes import load_mesh
-from normalize.urdf import read_object
 
 HANDLINGS = ("keep", "move_out")
 THREADS = 2  # pairs measured at once (the evidence does not depend on the order)
@@ -85,47 +84,36 @@ class DuplicateResult:
 
 
 # --------------------------------------------------------------------------- evidence
-class _Samples:
-    """Surface samples and mesh uses, read once per object and only for objects that need
-    them."""
+class _Signatures:
+    """Each object's shape signature (`shape.signature`), read once and only for objects that
+    need it; safe to share between threads."""
 
     def __init__(self, records: dict[str, keys.ObjectRecord]):
         self.records = records
-        self.known: dict[str, shape.Sample] = {}
-        self.mesh_uses: dict[str, tuple] = {}
+        self.known: dict[str, shape.Signature] = {}
         self.lock = threading.Lock()
         self.pending: dict[str, threading.Lock] = {}
-        self.checked: set[str] = set()  # mesh digests whose vertex count is known
-        self.stock: set[str] = set()  # ... and those with fewer than STOCK_VERTICES
+        self.meshes = shape.MeshCache()
 
-    def __getitem__(self, object_id: str) -> shape.Sample:
+    def __getitem__(self, object_id: str) -> shape.Signature:
         with self.lock:
             pending = self.pending.setdefault(object_id, threading.Lock())
-        with pending:  # one thread samples an object, the others wait for it
+        with pending:  # one thread reads an object, the others wait for it
             if object_id not in self.known:
                 r = self.records[object_id]
-                self.known[object_id] = shape.surface_sample(r.urdf, r.diagonal)
+                meshes = self.meshes.of(dict(r.mesh_files))
+                self.known[object_id] = shape.signature(r.urdf, r.diagonal, meshes=meshes)
         return self.known[object_id]
 
-    def uses(self, object_id: str) -> tuple:
-        """(mesh file, scale) of each mesh shape; files with few vertices go into `stock`."""
-        with self.lock:
-            return self._uses(object_id)
-
-    def _uses(self, object_id: str) -> tuple:
-        if object_id not in self.mesh_uses:
-            r = self.records[object_id]
-            uses = shape.mesh_uses(read_object(r.urdf))
-            digests = dict(r.mesh_files)
-            for name, _ in uses:
-                digest = digests.get(name)
-                if digest is not None and digest not in self.checked:
-                    self.checked.add(digest)
-                    mesh = load_mesh(r.urdf.parent / name, root=r.urdf.parent)
-                    if len(mesh.vertices) < STOCK_VERTICES:
-                        self.stock.add(digest)
-            self.mesh_uses[object_id] = uses
-        return self.mesh_uses[object_id]
+    def stock(self, *object_ids: str) -> set[str]:
+        """Digests of the objects' mesh files with fewer than STOCK_VERTICES vertices."""
+        out = set()
+        for object_id in object_ids:
+            digests = dict(self.records[object_id].mesh_files)
+            for name, count in self[object_id].vertices.items():
+                if count < STOCK_VERTICES and name in digests:
+                    out.add(digests[name])
+        return out
 
 
 def mesh_match(a, b, uses_a, uses_b, common, stock=None) -> float | None:
@@ -162,29 +150,42 @@ def mesh_match(a, b, uses_a, uses_b, common, stock=None) -> float | None:
     return factor if sum(shared.values()) >= MESH_SHARE * smaller else None
 
 
-def _motions(a: keys.ObjectRecord, b: keys.ObjectRecord, ratio: float, yaws) -> dict:
+def _motions(a: keys.ObjectRecord, b: keys.ObjectRecord, ratio: float, yaws, full=True) -> dict:
+    """yaw -> E_tree evidence of A turned by the yaw and scaled by `ratio` against B; without
+    `full`, only for the yaws that pass the cheap necessary test `motion.could_agree`."""
     tree_b = motion.joint_tree(b.joints)
-    return {
-        y: motion.motion_evidence(motion.joint_tree(a.joints, shape.yaw_matrix(y), ratio), tree_b)
-        for y in yaws
-    }
+    out = {}
+    for y in yaws:
+        tree_a = motion.joint_tree(a.joints, shape.yaw_matrix(y), ratio)
+        if full or motion.could_agree(tree_a, tree_b):
+            out[y] = motion.motion_evidence(tree_a, tree_b)
+    return out
 
 
-def measure(a: keys.ObjectRecord, b: keys.ObjectRecord, samples: _Samples, common=frozenset()):
+def measure(
+    a: keys.ObjectRecord,
+    b: keys.ObjectRecord,
+    signatures: _Signatures,
+    common=frozenset(),
+    full: bool = False,
+):
     """The evidence on one pair and whether it is a duplicate (before overrides). The cheap
-    evidence first: E_tree (no file read) decides which yaws are worth a shape distance."""
+    evidence first: the keys, then E_tree (no file read) at the yaws a cheap test leaves, which
+    decides which yaws are worth a shape distance; files are read (once per object) only for
+    pairs left then. `full`: E_tree at every yaw even when no yaw can agree (an overridden
+    pair's row shows its evidence)."""
     worth, matched = keys.cheap_match(a, b)
     evidence = PairEvidence(a.object_id, b.object_id, tuple(matched))
     if not worth:
         return evidence
     mesh_factor = None
-    if "mesh_digest" in matched:
-        mesh_factor = mesh_match(
-            a, b, samples.uses(a.object_id), samples.uses(b.object_id), common, samples.stock
-        )
+    if len((a.mesh_digests & b.mesh_digests) - common) >= 2:
+        sig_a, sig_b = signatures[a.object_id], signatures[b.object_id]
+        stock = signatures.stock(a.object_id, b.object_id)
+        mesh_factor = mesh_match(a, b, sig_a.uses, sig_b.uses, common, stock)
     if mesh_factor is not None:  # the same parts: sizes compare through the mesh scales
         size = a.diagonal * mesh_factor / max(b.diagonal, 1e-12)
-        distances = shape.shape_distances(samples[a.object_id], samples[b.object_id], size)
+        distances = shape.shape_distances(sig_a.sample, sig_b.sample, size)
         yaw = min(shape.YAWS, key=lambda y: (distances[y], y))
         kin = _motions(a, b, mesh_factor, [yaw])[yaw]
         duplicate = distances[yaw] <= shape.POSED_TOLERANCE
@@ -201,12 +202,15 @@ def measure(a: keys.ObjectRecord, b: keys.ObjectRecord, samples: _Samples, commo
     ratio = b.diagonal / max(a.diagonal, 1e-12)
     if keys.unit_factor(ratio) is None:
         return replace(evidence, scale_ratio=ratio)
-    kins = _motions(a, b, ratio, shape.YAWS)
-    agreeing = [y for y in shape.YAWS if kins[y].relation in ("same", "welded")]
+    kins = _motions(a, b, ratio, shape.YAWS, full)
+    agreeing = [y for y in kins if kins[y].relation in ("same", "welded")]
     if not agreeing:
-        yaw = min(shape.YAWS, key=lambda y: (kins[y].e_tree, y))
+        if not kins:  # no yaw can agree: E_tree not computed
+            return replace(evidence, scale_ratio=ratio)
+        yaw = min(kins, key=lambda y: (kins[y].e_tree, y))
         return replace(evidence, yaw=yaw, scale_ratio=ratio, motion=kins[yaw])
-    distances = shape.shape_distances(samples[a.object_id], samples[b.object_id], yaws=agreeing)
+    sample_a, sample_b = signatures[a.object_id].sample, signatures[b.object_id].sample
+    distances = shape.shape_distances(sample_a, sample_b, yaws=agreeing)
     yaw = min(agreeing, key=lambda y: (distances[y], kins[y].e_tree, y))
     duplicate = distances[yaw] <= shape.SHAPE_TOLERANCE
     return replace(
@@ -257,7 +261,7 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
     """Clusters, canonical members, table rows and moved-out objects (see the module)."""
     records = sorted(records, key=lambda r: r.object_id)
     by_id = {r.object_id: r for r in records}
-    samples = _Samples(by_id)
+    signatures = _Signatures(by_id)
     pairs = keys.candidate_pairs(records)
     overridden = {frozenset(p) for p in (*settings.same, *settings.distinct)}
     todo = {tuple(sorted((records[i].object_id, records[j].object_id))) for i, j in pairs}
@@ -265,9 +269,13 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
     held = Counter(d for r in records for d in r.mesh_digests)
     common = frozenset(d for d, n in held.items() if n > keys.COMMON_DIGEST)
     ordered = sorted(todo)
+
+    def measured(pair: tuple[str, str]) -> PairEvidence:
+        full = frozenset(pair) in overridden
+        return measure(by_id[pair[0]], by_id[pair[1]], signatures, common, full)
+
     with ThreadPoolExecutor(max_workers=THREADS) as pool:  # sampling and KD-trees leave the GIL
-        measured = pool.map(lambda p: measure(by_id[p[0]], by_id[p[1]], samples, common), ordered)
-        evidence = dict(zip(ordered, measured, strict=True))
+        evidence = dict(zip(ordered, pool.map(measured, ordered), strict=True))
 
     same = {frozenset(p) for p in settings.same}
     distinct = {frozenset(p) for p in settings.distinct}

@@ -54,3 +54,23 @@ def obj_text(shape: str, size: tuple[float, ...], rotation: tuple[float, ...] = 
     lines += [f"v {x:.6f} {y:.6f} {z:.6f}" for x, y, z in vertices]
     lines += [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in faces]
     return "\n".join(lines) + "\n"
+
+
+def merged_obj_text(parts: list[tuple], half: int | None = None) -> str:
+    """OBJ text of several (shape, size, 4x4 transform) parts in one mesh; with `half` (0 or
+    1) only that half of the faces of each part (the surface of a mesh split into two files)."""
+    lines = [f"# {len(parts)} parts" + ("" if half is None else f", half {half} of the faces")]
+    faces_out, offset = [], 0
+    for shape, size, transform in parts:
+        vertices, faces = _box(size) if shape == "box" else _cylinder(*size)
+        if half is not None:
+            faces = faces[: len(faces) // 2] if half == 0 else faces[len(faces) // 2 :]
+        used = sorted({v for f in faces for v in f})
+        index = {v: k for k, v in enumerate(used)}
+        world = np.asarray(vertices)[used] @ transform[:3, :3].T + transform[:3, 3]
+        world = np.where(np.abs(world) < 5e-7, 0.0, world)
+        lines += [f"v {x:.6f} {y:.6f} {z:.6f}" for x, y, z in world]
+        faces_out += [tuple(index[v] + offset + 1 for v in f) for f in faces]
+        offset += len(used)
+    lines += [f"f {a} {b} {c}" for a, b, c in faces_out]
+    return "\n".join(lines) + "\n"

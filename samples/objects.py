@@ -16,7 +16,7 @@ from samples.partnet import write_partnet
 from samples.plan import ALL_SOURCES, ObjectPlan
 from samples.sdf import write_sdf
 from samples.truth import truth_json, truth_record
-from samples.twins import apply_variant, design_digest, design_key
+from samples.twins import MESH_LAYOUTS, apply_variant, design_digest, design_key
 from samples.urdf import partnet_frame_correction, write_urdf
 from samples.written import Quirks
 
@@ -100,6 +100,7 @@ def make_object(plan: ObjectPlan, seed: int) -> GeneratedObject:
         body_fragment=plan.body_fragment,
         relative_to=plan.relative_to,
         deprecated_pitch=plan.deprecated_pitch,
+        mesh_files=MESH_LAYOUTS.get(plan.variant, "part"),
     )
     fmt, up_axis = ALL_SOURCES[plan.source]
     labels = []

@@ -157,7 +157,13 @@ UNTWINNED = ("bottle",)
 
 
 def _plant_twins(plans: list[ObjectPlan], seed: int, fraction: float) -> list[ObjectPlan]:
-    from samples.twins import DUPLICATE_VARIANTS, MM_SOURCE, NEAR_MISS_VARIANTS
+    from samples.twins import (
+        DUPLICATE_VARIANTS,
+        MESH_LAYOUTS,
+        MM_SOURCE,
+        NEAR_MISS_VARIANTS,
+        URDF_SOURCES,
+    )
 
     rng = np.random.default_rng([seed, 2])
     originals: list[ObjectPlan] = []
@@ -178,6 +184,8 @@ def _plant_twins(plans: list[ObjectPlan], seed: int, fraction: float) -> list[Ob
         original = pool[int(rng.integers(len(pool)))]
         if variant == "millimetres":
             source = MM_SOURCE
+        elif variant in MESH_LAYOUTS:  # the plain URDF writer lays meshes out otherwise
+            source = URDF_SOURCES[int(rng.integers(len(URDF_SOURCES)))]
         else:
             others = [s for s in SOURCES if ALL_SOURCES[s][0] != original.format]
             if original.placement or original.rotated_frames:  # PartNet keeps fixed frames

@@ -7,7 +7,10 @@ changed by one variant. Duplicates (the same physical object):
 - yaw: turned by a quarter turn about z (another "front");
 - millimetres: every length x 1000, in the source `sample_urdf_mm` whose `scale` is 0.001;
 - renamed: every link and joint renamed;
-- welded: one moving joint turned into a fixed one.
+- welded: one moving joint turned into a fixed one;
+- merged_meshes: a plain URDF whose parts of a link are one mesh file (one visual per link);
+- split_meshes: a plain URDF whose every part's mesh is split into two files (half the faces
+  each, two visuals at the part's origin); both have the original's surface exactly.
 Near-misses (not duplicates):
 - one_more_drawer: the same cabinet design with one drawer more (cabinets only);
 - another_size: the same design scaled by 1.15 to 1.27 (not a unit factor; `size_factor`).
@@ -27,7 +30,18 @@ import numpy as np
 from samples.design import Design, LinkDesign
 from samples.frames import pose, rot_z
 
-DUPLICATE_VARIANTS = ("reexport", "yaw", "millimetres", "renamed", "welded")
+DUPLICATE_VARIANTS = (
+    "reexport",
+    "yaw",
+    "millimetres",
+    "renamed",
+    "welded",
+    "merged_meshes",
+    "split_meshes",
+)
+#: Variants written by the plain URDF writer with another mesh layout (`Quirks.mesh_files`).
+MESH_LAYOUTS = {"merged_meshes": "link", "split_meshes": "halves"}
+URDF_SOURCES = ("sample_urdf", "sample_urdf_yup")
 NEAR_MISS_VARIANTS = ("one_more_drawer", "another_size")
 MM_SOURCE = "sample_urdf_mm"  # a URDF source written in millimetres (scale 0.001)
 

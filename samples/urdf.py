@@ -83,31 +83,46 @@ class _UrdfWriter:
                 f'iyz="{nums([inertia[1, 2]])}" izz="{nums([inertia[2, 2]])}"/>',
                 f"{i * 2}</inertial>",
             ]
+        layout = "part" if self.partnet else self.quirks.mesh_files
+        if layout == "link" and design_link.parts:  # one mesh file for the link's parts
+            parts = [(p.shape, p.size, to_link @ p.pose) for p in design_link.parts]
+            self._visual(design_link.label, _origin(np.eye(4)), self.meshes.merged_path(parts))
         for part in design_link.parts:
             local = to_link @ part.pose
             if self.partnet:
                 mesh = self.meshes.path(part.shape, part.size, local[:3, :3])
                 origin = _origin(local, rpy=False)
             else:
-                mesh = self.meshes.path(part.shape, part.size)
+                mesh = self.meshes.path(part.shape, part.size) if layout == "part" else None
                 origin = _origin(local)
-            mesh_xml = f'<mesh filename="{mesh}"/>'
             label = f"{design_link.label}-{part.name}"
+            if layout == "halves":  # the part's faces in two files, both at its origin
+                for half in (0, 1):
+                    whole = [(part.shape, part.size, np.eye(4))]
+                    self._visual(f"{label}-{half}", origin, self.meshes.merged_path(whole, half))
+            elif layout == "part":
+                self._visual(label, origin, mesh)
+            shape = f'<mesh filename="{mesh}"/>' if self.partnet else self._primitive(part)
             self.lines += [
-                f'{i * 2}<visual name="{label}">',
-                f"{i * 3}{origin}",
-                f"{i * 3}<geometry>",
-                f"{i * 4}{mesh_xml}",
-                f"{i * 3}</geometry>",
-                f"{i * 2}</visual>",
                 f"{i * 2}<collision>",
                 f"{i * 3}{origin}",
                 f"{i * 3}<geometry>",
-                f"{i * 4}{mesh_xml if self.partnet else self._primitive(part)}",
+                f"{i * 4}{shape}",
                 f"{i * 3}</geometry>",
                 f"{i * 2}</collision>",
             ]
         self.lines.append(f"{i}</link>")
+
+    def _visual(self, name: str, origin: str, mesh: str) -> None:
+        i = self.ind
+        self.lines += [
+            f'{i * 2}<visual name="{name}">',
+            f"{i * 3}{origin}",
+            f"{i * 3}<geometry>",
+            f'{i * 4}<mesh filename="{mesh}"/>',
+            f"{i * 3}</geometry>",
+            f"{i * 2}</visual>",
+        ]
 
     @staticmethod
     def _primitive(part) -> str:

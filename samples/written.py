@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from samples.design import JointDesign
-from samples.meshes import obj_text
+from samples.meshes import merged_obj_text, obj_text
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,9 @@ class Quirks:
     body_fragment: bool = False  # MJCF sliding parts in an <include>d file
     relative_to: bool = False  # SDF helper-link poses relative_to their parent link
     deprecated_pitch: bool = False  # SDF screw joint also carries the old <thread_pitch>
+    # plain URDF visuals: "part" one mesh file per part, "link" the parts of a link in one file,
+    # "halves" every part's faces in two files (samples.twins: meshes split differently)
+    mesh_files: str = "part"
 
     def written_axis(self, joint_name: str, axis: np.ndarray) -> np.ndarray:
         """A joint's axis as the file writes it: doubled for the `non_unit_axis` joints."""
@@ -50,6 +53,7 @@ class MeshTable:
     def __init__(self, folder: str, stem: str):
         self.folder, self.stem = folder, stem
         self.paths: dict[tuple, str] = {}
+        self.merged: dict[str, str] = {}  # path -> OBJ text of meshes made of several parts
 
     def path(self, shape: str, size: tuple[float, ...], rotation: np.ndarray | None = None) -> str:
         baked = () if rotation is None else tuple(round(float(v), 6) + 0.0 for v in rotation.flat)
@@ -58,5 +62,12 @@ class MeshTable:
             self.paths[key] = f"{self.folder}/{self.stem}-{len(self.paths) + 1}.obj"
         return self.paths[key]
 
+    def merged_path(self, parts: list[tuple], half: int | None = None) -> str:
+        """A file of its own for the (shape, size, 4x4 transform) parts in one mesh, or for
+        half of one part's faces (`half` 0 or 1)."""
+        path = f"{self.folder}/{self.stem}-{len(self.paths) + len(self.merged) + 1}.obj"
+        self.merged[path] = merged_obj_text(parts, half)
+        return path
+
     def files(self) -> dict[str, str]:
-        return {path: obj_text(*key) for key, path in self.paths.items()}
+        return {**{path: obj_text(*key) for key, path in self.paths.items()}, **self.merged}
