@@ -487,9 +487,9 @@ class ArticulatedObject:
         coords = self.resolve_configuration(q)
         poses = {self.root: np.eye(4)}
         for joint in self.joints_topological:
-            poses[joint.child] = (
-                poses[joint.parent] @ joint.origin @ joint.motion(coords[joint.name])
-            )
+            q = coords[joint.name]  # at 0 the motion is the identity: one product, not two
+            pose = poses[joint.parent] @ joint.origin
+            poses[joint.child] = pose @ joint.motion(q) if q != 0.0 else pose
         return poses
 
     def joint_frames(self) -> dict[str, np.ndarray]:

@@ -98,22 +98,28 @@ class _Scene:
     def contacts(self, poses: dict, moving: set[str]) -> set[tuple[str, str]]:
         """(moving link, fixed link) pairs whose triangles intersect at `poses`."""
         fcl = self.fcl
-        world = {}
-        for name, obj in self.objects.items():
-            pose = poses[name]
-            obj.setTransform(fcl.Transform(pose[:3, :3], pose[:3, 3]))
-            corners = self.boxes[name] @ pose[:3, :3].T + pose[:3, 3]
-            world[name] = (corners.min(axis=0), corners.max(axis=0))
+        names = list(self.objects)
+        pose = np.stack([poses[n] for n in names])
+        corners = np.einsum(
+            "lij,lkj->lki", pose[:, :3, :3], np.stack([self.boxes[n] for n in names])
+        )
+        corners += pose[:, None, :3, 3]
+        low, high = corners.min(axis=1), corners.max(axis=1)
+        mask = np.array([n in moving for n in names])
+        a, b = np.flatnonzero(mask), np.flatnonzero(~mask)
+        # the world boxes that overlap, every moving against every fixed link at once
+        overlap = np.all((high[a, None] >= low[None, b]) & (high[None, b] >= low[a, None]), axis=2)
         request = fcl.CollisionRequest(num_max_contacts=1)
-        found = set()
-        for a in moving & set(self.objects):
-            for b in set(self.objects) - moving:
-                (la, ha), (lb, hb) = world[a], world[b]
-                if np.any(ha < lb) or np.any(hb < la):
-                    continue
-                result = fcl.CollisionResult()
-                if fcl.collide(self.objects[a], self.objects[b], request, result):
-                    found.add((a, b))
+        found, placed = set(), set()
+        for i, k in zip(*np.nonzero(overlap), strict=True):
+            for name in (names[a[i]], names[b[k]]):
+                if name not in placed:
+                    placed.add(name)
+                    p = poses[name]
+                    self.objects[name].setTransform(fcl.Transform(p[:3, :3], p[:3, 3]))
+            result = fcl.CollisionResult()
+            if fcl.collide(self.objects[names[a[i]]], self.objects[names[b[k]]], request, result):
+                found.add((names[a[i]], names[b[k]]))
         return found
 
 
@@ -145,11 +151,11 @@ def run(ctx: Context) -> list[CheckResult]:
         configurations = [
             (q, obj.link_poses(obj.resolve_configuration({joint.name: q}))) for q in values
         ]
+        names = list(rest)
+        rest_stack = np.stack([rest[n] for n in names])
+        moved = [np.stack([p[n] for n in names]) != rest_stack for _, p in configurations]
         moving = {
-            name
-            for _, poses in configurations
-            for name, pose in poses.items()
-            if not np.array_equal(pose, rest[name])
+            names[i] for differs in moved for i in np.flatnonzero(np.any(differs, axis=(1, 2)))
         }
         if not (moving & set(scene.objects)) or not (set(scene.objects) - moving):
             skipped += 1

@@ -10,7 +10,8 @@ any of it fails `simulator.printed` for that loader. A loader that is not instal
 as skipped (`simulator.skipped`, info, not passed), never as passed.
 
 Configurations (`configurations`): the rest pose, every driving joint (not a mimic follower) at
-its lower and at its upper limit with the others at rest, and five seeded random configurations
+its lower and at its upper limit with the others at rest (beyond MAX_LIMIT_CONFIGURATIONS
+drivers, in that many groups of joints set together), and five seeded random configurations
 within the limits; unbounded rotations range over a few turns (+-UNBOUNDED_TURN rad), unbounded
 translations over +-1 m. Mimic followers take the values their couplings give: MuJoCo and
 PyBullet are given every joint's value, yourdfpy only the drivers (it applies the couplings
@@ -90,14 +91,28 @@ def _range(joint) -> tuple[float, float]:
     return -span, span
 
 
+#: Beyond this many driving joints, the joints are set to their limits in this many groups
+#: (round robin), so the configurations compared stay bounded: every joint is still at each
+#: of its limits once
+MAX_LIMIT_CONFIGURATIONS = 16
+
+
 def configurations(obj) -> list[tuple[str, dict[str, float]]]:
     """(label, driver values) of every configuration compared (see the module docstring)."""
     drivers = [j for j in obj.joints if j.moving and j.mimic is None]
     out: list[tuple[str, dict[str, float]]] = [("rest", {})]
-    for joint in drivers:
-        lower, upper = _range(joint)
-        out.append((f"joint {joint.name} at its lower limit", {joint.name: lower}))
-        out.append((f"joint {joint.name} at its upper limit", {joint.name: upper}))
+    if len(drivers) <= MAX_LIMIT_CONFIGURATIONS:
+        for joint in drivers:
+            lower, upper = _range(joint)
+            out.append((f"joint {joint.name} at its lower limit", {joint.name: lower}))
+            out.append((f"joint {joint.name} at its upper limit", {joint.name: upper}))
+    else:  # a 100-key keyboard: each joint at its limits with a group of others (yourdfpy
+        # sets a configuration in time quadratic in the joints)
+        n = MAX_LIMIT_CONFIGURATIONS
+        for i, group in enumerate(drivers[k::n] for k in range(n)):
+            for side, which in ((0, "lower"), (1, "upper")):
+                label = f"group {i} ({len(group)} joints, {group[0].name}...) at its {which} limits"
+                out.append((label, {j.name: _range(j)[side] for j in group}))
     rng = np.random.default_rng(SEED)
     for i in range(RANDOM_CONFIGURATIONS):
         q = {j.name: float(rng.uniform(*_range(j))) for j in drivers}
@@ -235,6 +250,9 @@ def _load(loader: str, path: Path, obj):
     return poses, None, "\n".join(printed)
 
 
+#: PyBullet's shared-memory state (MAX_DEGREE_OF_FREEDOM) holds fewer degrees of freedom: with
+#: this many moving joints getBasePositionAndOrientation fails on any file
+PYBULLET_MAX_JOINTS = 128
 LOADERS = {
     "mujoco": ("MuJoCo (URDF)", "mujoco"),
     "mujoco_mjcf": ("MuJoCo (MJCF)", "mujoco"),
@@ -265,6 +283,19 @@ def run(ctx: Context) -> list[CheckResult]:
                     "info",
                     False,
                     f"{label}: the `{module}` package is not installed; its checks were not run",
+                    element=f"loader {loader}",
+                )
+            )
+            continue
+        moving = sum(j.moving for j in obj.joints)
+        if loader == "pybullet" and moving >= PYBULLET_MAX_JOINTS:
+            out.append(
+                single(
+                    "simulator.skipped",
+                    "info",
+                    False,
+                    f"{label}: {moving} moving joints, and PyBullet's state queries fail from "
+                    f"{PYBULLET_MAX_JOINTS} on; its checks were not run",
                     element=f"loader {loader}",
                 )
             )
