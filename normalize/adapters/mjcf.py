@@ -20,7 +20,13 @@ from normalize.changes import Change, shape_dropped
 from normalize.errors import AssetError, ClosedLoopError
 from normalize.files import regular_status
 from normalize.limits import MAX_INCLUDES, MAX_MAGNITUDE, check_count
-from normalize.meshes import generated_obj, height_field_mesh, resolve_mesh_file
+from normalize.meshes import (
+    IMAGE_SUFFIXES,
+    check_texture,
+    generated_obj,
+    height_field_mesh,
+    resolve_mesh_file,
+)
 from normalize.model import (
     AXIS_UNIT_TOLERANCE,
     ArticulatedObject,
@@ -226,6 +232,8 @@ def scan_mjcf(
                 stage="parse",
                 path=str(reference),
             )
+        if reference.suffix.lower() in IMAGE_SUFFIXES:  # a texture or height field
+            check_texture(read_limited(reference, **kwargs), reference, stage="parse")
     return scan
 
 
