@@ -506,6 +506,10 @@ class _ColladaTextures(_ConfinedResolver):
         ]
 
 
+_OBJ_FACE = re.compile(rb"^f[ \t][^\n]*", re.MULTILINE)
+#: bytes per face line above which an OBJ's faces are counted corner by corner: an n-gon is
+#: n - 2 triangles, and one line of a million corners is a million triangles
+OBJ_BYTES_PER_FACE = 256
 _DAE_COUNT = re.compile(
     rb"<(?:triangles|polylist|polygons|trifans|tristrips)\b[^>]*?\bcount\s*=\s*[\"'](\d+)"
 )
@@ -561,6 +565,8 @@ def counted_triangles(data: bytes, suffix: str) -> int:
     if suffix == ".obj":
         faces = data.count(b"\nf ") + data.startswith(b"f ")
         vertices = data.count(b"\nv ") + data.startswith(b"v ")
+        if len(data) > OBJ_BYTES_PER_FACE * max(faces, 1):  # long face lines: polygons
+            faces = sum(max(1, len(m.split()) - 3) for m in _OBJ_FACE.findall(data))
         return max(faces, vertices // 3)
     if suffix == ".stl":
         binary = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
