@@ -121,3 +121,24 @@ def check_names(obj, path=None) -> None:
                 check_file_name(geometry.filename, "mesh", path, element)
     for joint in obj.joints:
         check_name(joint.name, "joint", path, f"joint {joint.name[:40]}")
+
+
+#: The deepest chain of links of an object (links from the base): MuJoCo's XML reader refuses
+#: an MJCF nesting its bodies deeper than about 500 elements, and real objects stay below 50
+MAX_DEPTH = 250
+
+
+def check_depth(obj, path=None, limit: int = MAX_DEPTH) -> None:
+    """Raise `model.too_deep` when a chain of links from the base is longer than `limit`."""
+    depth = {obj.root: 0}
+    for joint in obj.joints_topological:
+        depth[joint.child] = depth.get(joint.parent, 0) + 1
+        if depth[joint.child] > limit:
+            raise AssetError(
+                f"link {joint.child} lies {depth[joint.child]} joints below the base, deeper "
+                f"than the limit of {limit} (see docs/limits.md)",
+                code="model.too_deep",
+                stage="parse",
+                path=None if path is None else str(path),
+                element=f"joint {joint.name}",
+            )
