@@ -573,10 +573,16 @@ class ArticulatedObject:
             mass[i], com[i], inertia[i] = total, centre, (inertia_i + parallel).sum(axis=0)
         return mass, com, inertia
 
-    def _subtree_links(self, link: str) -> list[str]:
+    @cached_property
+    def _child_links(self) -> dict[str, list[str]]:
+        """Parent link -> its child links (built once: `_subtree_links` runs once per joint)."""
         children: dict[str, list[str]] = {}
         for joint in self.joints:
             children.setdefault(joint.parent, []).append(joint.child)
+        return children
+
+    def _subtree_links(self, link: str) -> list[str]:
+        children = self._child_links
         out, stack = [], [link]
         while stack:
             name = stack.pop()
