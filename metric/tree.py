@@ -4,7 +4,10 @@ Trees are unrooted (the base link is not special) and node ids only name nodes. 
 edges (E(J, J0) == 0: zero twist or limits [0, 0]) are contracted before any comparison; the
 contracted tree keeps the moving joints, the node classes they join, and a side matrix:
 side[z, e] is True when edge e lies below edge z once the tree is rooted at an arbitrary node.
-Edge z lies on the path between edges x and y exactly when side[z, x] != side[z, y].
+Edge z lies on the path between edges x and y exactly when side[z, x] != side[z, y]. The side
+and child-side matrices are never stored: they are computed from each edge's interval in a
+depth-first order for the entries asked for (`EdgeRelation`), so a 40,000-joint tree takes
+memory linear in its joints, not 1.6 GB per matrix.
 
 Each edge is also oriented, parent to child: its joint is the motion of the child relative to
 the parent. head[z, e] is True when edge e lies on the child side of edge z; it does not depend
@@ -43,8 +46,8 @@ class Contracted:
     moving: np.ndarray
     u: np.ndarray
     v: np.ndarray
-    side: np.ndarray
-    head: np.ndarray
+    side: EdgeRelation
+    head: EdgeRelation
 
 
 class Tree:
@@ -92,13 +95,14 @@ class Tree:
         moving = np.flatnonzero(~fixed)
         if len(moving) == 0:
             empty = np.zeros(0, dtype=np.int64)
-            none = np.zeros((0, 0), dtype=bool)
+            none = EdgeRelation(empty, empty, np.zeros(0, dtype=bool))
             return Contracted(moving, empty, empty, none, none)
         labels = node_classes(len(self.nodes), self.u, self.v, fixed)
         u, v = labels[self.u[moving]], labels[self.v[moving]]
-        side, toward_root = _side_matrix(u, v)
+        start, end, toward_root = _edge_intervals(u, v)
+        side = EdgeRelation(start, end, np.zeros(len(u), dtype=bool))
         # An edge pointing towards node 0 has its child side above it, not below.
-        return Contracted(moving, u, v, side, side ^ toward_root[:, None])
+        return Contracted(moving, u, v, side, EdgeRelation(start, end, toward_root))
 
     def reroot(self, base) -> Tree:
         """The same object with `base` (a node id) as its base link: every edge on the path
@@ -118,9 +122,46 @@ class Tree:
         return Tree(edges, Joints(twist, self.joints.lower, self.joints.upper))
 
 
-def _side_matrix(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(side, toward_root): side[z, e] is True when edge e lies strictly below edge z in the
-    tree rooted at node 0; toward_root[z] when edge z's parent end u is below its end v."""
+class EdgeRelation:
+    """A boolean (m, m) matrix over the edges, computed on indexing instead of stored:
+    entry [z, e] is True when edge e lies strictly below edge z (its depth-first position is
+    inside z's subtree interval [start, end)), negated for the rows where `flip` is set.
+    Indexed like a numpy array (integers, slices, index arrays, np.ix_); `np.asarray` gives
+    the whole matrix."""
+
+    def __init__(self, start: np.ndarray, end: np.ndarray, flip: np.ndarray):
+        self.start, self.end, self.flip = start, end, flip
+        self.shape = (len(start), len(start))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def _entries(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        position = self.start[cols]
+        inside = (self.start[rows] < position) & (position < self.end[rows])
+        return inside ^ self.flip[rows]
+
+    def __getitem__(self, key) -> np.ndarray:
+        if not isinstance(key, tuple):
+            key = (key, slice(None))
+        if len(key) != 2:
+            raise IndexError("an edge relation takes two indices")
+        everything = np.arange(self.shape[0])
+        rows, cols = everything[key[0]], everything[key[1]]
+        if isinstance(key[0], slice) or isinstance(key[1], slice):  # an outer product
+            rows = rows.reshape(rows.shape + (1,) * cols.ndim)
+        return self._entries(rows, cols)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self[:, :]
+        return out if dtype is None else out.astype(dtype)
+
+
+def _edge_intervals(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, toward_root) per edge, in the tree rooted at node 0: the depth-first
+    positions of the subtree below the edge are start..end-1 (its lower end first), so edge e
+    lies strictly below edge z when start[z] < start[e] < end[z]; toward_root[z] when edge z's
+    parent end u is below its end v."""
     n_nodes = len(u) + 1
     order, parent = depth_first_order(_graph(n_nodes, u, v), 0, directed=False)
     position = np.empty(n_nodes, dtype=np.int64)
@@ -130,5 +171,4 @@ def _side_matrix(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         size[parent[node]] += size[node]
     lower = np.where(parent[v] == u, v, u)  # the end of each edge away from the root
     start = position[lower]
-    side = (start[:, None] < start[None, :]) & (start[None, :] < (start + size[lower])[:, None])
-    return side, lower == u
+    return start, start + size[lower], lower == u

@@ -43,6 +43,7 @@ import re
 import threading
 import time
 import uuid
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,6 +63,13 @@ MESH_DENSITY = 1000.0  # kg/m^3, water: the uniform density of computed inertial
 SHELL_THICKNESS = 0.001  # m: flat meshes (no enclosed volume) are weighed as a thin shell
 MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf")
 MAX_MESH_BYTES = 256 * 1024 * 1024
+#: Triangles (and a third of the vertices) of one mesh file, counted from its bytes before it
+#: is parsed (`mesh.too_many_triangles`); real meshes have up to a few hundred thousand
+MAX_MESH_TRIANGLES = 2_000_000
+#: Pixels of one texture or height-field image, read from its header (`texture.too_large`):
+#: a 30000 x 30000 PNG would take 3.6 GB decoded
+MAX_TEXTURE_PIXELS = 8192 * 8192
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tga", ".tif", ".tiff", ".webp")
 CACHE_BYTES = 256 * 1024 * 1024  # arrays kept in memory per process (the disk store has the rest)
 CAPSULE_SECTIONS = 32
 SPHERE_SECTIONS = 32
@@ -498,6 +506,150 @@ class _ColladaTextures(_ConfinedResolver):
         ]
 
 
+_OBJ_FACE = re.compile(rb"^f[ \t][^\n]*", re.MULTILINE)
+#: bytes per face line above which an OBJ's faces are counted corner by corner: an n-gon is
+#: n - 2 triangles, and one line of a million corners is a million triangles
+OBJ_BYTES_PER_FACE = 256
+_DAE_COUNT = re.compile(
+    rb"<(?:triangles|polylist|polygons|trifans|tristrips)\b[^>]*?\bcount\s*=\s*[\"'](\d+)"
+)
+
+
+def _gltf_json(data: bytes, suffix: str) -> dict | None:
+    """The JSON document of a GLB or GLTF file, None when it cannot be read (trimesh then
+    refuses the file)."""
+    try:
+        if suffix == ".glb":
+            length, kind = int.from_bytes(data[12:16], "little"), data[16:20]
+            if data[:4] != b"glTF" or kind != b"JSON":
+                return None
+            data = data[20 : 20 + length]
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def _gltf_triangles(document: dict) -> int:
+    """Triangles a glTF document makes: each mesh's primitives, once per node that places it."""
+    accessors = document.get("accessors") or []
+
+    def count(index) -> int:
+        if isinstance(index, int) and 0 <= index < len(accessors):
+            accessor = accessors[index]
+            if isinstance(accessor, dict) and isinstance(accessor.get("count"), int):
+                return accessor["count"]
+        return 0
+
+    per_mesh = []
+    for mesh in document.get("meshes") or []:
+        total = 0
+        for primitive in (mesh or {}).get("primitives") or [] if isinstance(mesh, dict) else []:
+            if not isinstance(primitive, dict):
+                continue
+            attributes = primitive.get("attributes") or {}
+            corners = count(primitive.get("indices")) or count(attributes.get("POSITION"))
+            total += corners // 3
+        per_mesh.append(total)
+    nodes = [n for n in document.get("nodes") or [] if isinstance(n, dict) and "mesh" in n]
+    if not nodes:
+        return sum(per_mesh)
+    meshes = [n["mesh"] for n in nodes]
+    return sum(per_mesh[m] for m in meshes if isinstance(m, int) and 0 <= m < len(per_mesh))
+
+
+def counted_triangles(data: bytes, suffix: str) -> int:
+    """A cheap lower bound on the triangles (or a third of the vertices, if more) a mesh
+    file's bytes make, without parsing them: OBJ face and vertex lines, the binary STL count or
+    ASCII facets, COLLADA primitive counts, glTF accessor counts per placed mesh."""
+    if suffix == ".obj":
+        faces = data.count(b"\nf ") + data.startswith(b"f ")
+        vertices = data.count(b"\nv ") + data.startswith(b"v ")
+        if len(data) > OBJ_BYTES_PER_FACE * max(faces, 1):  # long face lines: polygons
+            faces = sum(max(1, len(m.split()) - 3) for m in _OBJ_FACE.findall(data))
+        return max(faces, vertices // 3)
+    if suffix == ".stl":
+        binary = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
+        if len(data) == 84 + 50 * binary:
+            return binary
+        return data.count(b"endfacet")
+    if suffix == ".dae":
+        return sum(int(n) for n in _DAE_COUNT.findall(data))
+    if suffix in (".glb", ".gltf"):
+        document = _gltf_json(data, suffix)
+        return 0 if document is None else _gltf_triangles(document)
+    return 0
+
+
+def check_triangles(data: bytes, path: Path, element: str | None = None) -> None:
+    """`mesh.too_many_triangles` when the file counts more than MAX_MESH_TRIANGLES."""
+    triangles = counted_triangles(data, path.suffix.lower())
+    if triangles > MAX_MESH_TRIANGLES:
+        raise AssetError(
+            f"mesh {path.name} has at least {triangles} triangles (or a third as many "
+            f"vertices), above the limit of {MAX_MESH_TRIANGLES} (see docs/limits.md)",
+            code="mesh.too_many_triangles",
+            stage="mesh",
+            path=str(path),
+            element=element,
+        )
+
+
+def check_texture(data: bytes, path: Path, element: str | None = None, stage: str = "mesh") -> None:
+    """`texture.too_large` when the image header of `data` claims more than
+    MAX_TEXTURE_PIXELS pixels. Only the header is read (PIL's Image.open decodes nothing);
+    bytes PIL does not know are left to whoever reads them."""
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                width, height = image.size
+        size = f"{width} x {height}"
+    except Image.DecompressionBombError:  # PIL's own bound, far above ours
+        width, height, size = MAX_TEXTURE_PIXELS + 1, 1, "more than 2 x Image.MAX_IMAGE_PIXELS"
+    except Exception:  # not an image PIL knows: nothing claimed
+        return
+    if width * height > MAX_TEXTURE_PIXELS:
+        raise AssetError(
+            f"texture {path.name} is {size} pixels, above the limit of "
+            f"{MAX_TEXTURE_PIXELS} pixels (see docs/limits.md); it was not decoded",
+            code="texture.too_large",
+            stage=stage,
+            path=str(path),
+            element=element,
+        )
+
+
+def _check_gltf_images(data: bytes, path: Path, root: Path | None, element) -> None:
+    """`check_texture` on every image of a glTF file: embedded in a GLB buffer view, or a
+    file beside it (read through `read_mesh_bytes`, confined)."""
+    suffix = path.suffix.lower()
+    document = _gltf_json(data, suffix)
+    if document is None:
+        return
+    views = document.get("bufferViews") or []
+    binary_start = None
+    if suffix == ".glb":
+        json_length = int.from_bytes(data[12:16], "little")
+        binary_start = 20 + json_length + 8  # the BIN chunk's header is 8 bytes
+    for image in document.get("images") or []:
+        if not isinstance(image, dict):
+            continue
+        view = image.get("bufferView")
+        if binary_start is not None and isinstance(view, int) and 0 <= view < len(views):
+            v = views[view] if isinstance(views[view], dict) else {}
+            offset = binary_start + int(v.get("byteOffset", 0) or 0)
+            check_texture(data[offset : offset + int(v.get("byteLength", 0) or 0)], path, element)
+        uri = image.get("uri")
+        if isinstance(uri, str) and uri and not uri.startswith("data:"):
+            confined_to = root if root is not None and is_inside(path, root) else path.parent
+            texture = _confined_file(uri, path.parent, confined_to)
+            if texture is not None and texture.suffix.lower() in IMAGE_SUFFIXES:
+                check_texture(read_mesh_bytes(texture, element, "texture"), texture, element)
+
+
 def _parse(
     data: bytes, path: Path, root: Path | None, element: str | None = None
 ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, str], ...]]:
@@ -555,6 +707,9 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
         if stored is not None:
             vertices, faces, notes = stored
         else:
+            check_triangles(data, path, element)
+            if path.suffix.lower() in (".glb", ".gltf"):
+                _check_gltf_images(data, path, root, element)
             try:
                 vertices, faces, notes = _parse(data, path, root, element)
             except AssetError:
@@ -818,7 +973,9 @@ def _copy_mtl(
                 continue
             tex_name, tex_new = names.name(texture, texture.suffix.lower())
             if tex_new:
-                (out_dir / tex_name).write_bytes(read_mesh_bytes(texture, what="texture"))
+                image = read_mesh_bytes(texture, what="texture")
+                check_texture(image, texture, f"file {mtl.name}")
+                (out_dir / tex_name).write_bytes(image)
             line = b" ".join([*parts[:-1], tex_name.encode()])
         lines.append(line)
     (out_dir / name).write_bytes(b"\n".join(lines) + b"\n")

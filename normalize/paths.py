@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlparse
 
 from normalize import inputs
 from normalize.errors import AssetError
+from normalize.limits import check_file_name
 
 _real_dirs: ContextVar[dict[str, str] | None] = ContextVar("arena_real_dirs", default=None)
 
@@ -150,6 +151,7 @@ def resolve_reference(
     files with their own code.
     """
     ref = reference.strip()
+    check_file_name(ref, "referenced", referrer, element)  # before any stat can fail on it
     where = {"path": str(referrer), "element": element}
     parsed = urlparse(ref)
     scheme = parsed.scheme.lower()

@@ -52,7 +52,7 @@ from normalize import adapters, meshes
 from normalize.changes import Change
 from normalize.convention import CONVENTION_VERSION, canonicalize, reference_object
 from normalize.errors import AssetError
-from normalize.limits import check_count
+from normalize.limits import check_count, check_depth, check_names, check_values
 from normalize.model import ArticulatedObject
 from normalize.sources import Candidate, discover, load_sources
 from normalize.urdf_writer import export_object
@@ -106,6 +106,9 @@ def normalize_candidate(candidate: Candidate, out_root: Path) -> NormalizeResult
             raw = adapters.get_adapter(source.format).load(candidate)
             check_count("links", len(raw.links), source.max_links, candidate.path)
             check_count("joints", len(raw.joints), source.max_links, candidate.path)
+            check_names(raw, candidate.path)
+            check_values(raw, candidate.path)
+            check_depth(raw, candidate.path)
         changes = list(raw.source.extra.get("changes", ()))
         with _phase("convention"):
             reference, semantic = reference_object(raw)

@@ -112,6 +112,9 @@ class BuildConfig:
     # wall clock per object in the worker processes (limits.time): $ARENA_OBJECT_SECONDS or
     # chain.OBJECT_SECONDS; None: unlimited
     object_seconds: float | None = field(default_factory=chain.default_object_seconds)
+    # address space one object may add in a worker process (limits.memory):
+    # $ARENA_OBJECT_MEMORY_MB or chain.OBJECT_MEMORY; None: unlimited
+    object_memory: int | None = field(default_factory=chain.default_object_memory)
 
 
 @dataclass
@@ -433,6 +436,7 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
                 overrides=tuple(sorted(config.overrides.items())),
                 versions=chain.current_versions(),
                 object_seconds=config.object_seconds,
+                object_memory=config.object_memory,
             )
             (staging / "objects").mkdir()
             with progress or NoProgress() as shown, worker_pool(config):

@@ -26,6 +26,7 @@ outcome, or for a cached object the whole lookup); `total` is the whole object.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import logging
 import os
@@ -38,6 +39,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+
+try:
+    import resource
+except ImportError:  # not on Windows: no memory limit there
+    resource = None
 
 import previews
 from export import manifests
@@ -85,6 +91,7 @@ class BatchSettings:
     overrides: tuple[tuple[str, str], ...]
     versions: tuple[tuple[str, str], ...]
     object_seconds: float | None = None  # see `time_limit`
+    object_memory: int | None = None  # bytes, see `memory_limit`
 
 
 #: Wall clock one object may take in a worker process before it is refused (limits.time).
@@ -99,6 +106,65 @@ def default_object_seconds() -> float | None:
         return OBJECT_SECONDS
     seconds = float(value)
     return seconds if seconds > 0 else None
+
+
+#: Address space (bytes) one object may add to a worker process before it is refused
+#: (limits.memory): far above what real objects need (a few hundred MB at most)
+OBJECT_MEMORY = 2 * 1024**3
+OBJECT_MEMORY_ENV = "ARENA_OBJECT_MEMORY_MB"
+
+
+def default_object_memory() -> int | None:
+    """$ARENA_OBJECT_MEMORY_MB in MiB (0: unlimited), else OBJECT_MEMORY."""
+    value = os.environ.get(OBJECT_MEMORY_ENV)
+    if value is None:
+        return OBJECT_MEMORY
+    megabytes = float(value)
+    return int(megabytes * 1024**2) if megabytes > 0 else None
+
+
+def _address_space() -> int | None:
+    """The process's virtual memory size in bytes (Linux), None where it cannot be read."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@contextlib.contextmanager
+def memory_limit(extra: int | None):
+    """Let the block add at most `extra` bytes of address space to this process
+    (RLIMIT_AS): an allocation past it fails, as MemoryError in Python. Active only on the
+    main thread of a process, as in the build's worker processes (the limit is the whole
+    process's: threads of a build with one worker share it), and where /proc tells the
+    current size."""
+    current = _address_space() if extra is not None else None
+    usable = resource is not None and threading.current_thread() is threading.main_thread()
+    if current is None or not usable:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = current + extra
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc` is, or was raised while handling, a MemoryError (a stage that turns
+    every exception into its own code, such as a mesh loader's mesh.corrupt)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, MemoryError):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 @cache
@@ -412,6 +478,8 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         }
     except AssetError as exc:
         shutil.rmtree(object_dir, ignore_errors=True)
+        if _out_of_memory(exc):  # see computed_outcome
+            raise
         return _rejected(candidate, exc.stage, exc.code, exc.message, exc.path, exc.element)
 
 
@@ -472,7 +540,7 @@ def computed_outcome(
     object_dir = settings.staging / "objects" / candidate.object_id
     started = time.perf_counter()
     seconds: dict[str, float] = {}
-    internal = timed_out = False
+    internal = timed_out = out_of_memory = False
     staging = str(settings.staging.resolve()) + os.sep
     for attempt in (1, 2):
         with recorded_inputs.recording() as recorded:
@@ -480,8 +548,25 @@ def computed_outcome(
                 recorded_inputs.record(candidate.path)
             _load_stages()  # imports and loaded data do not count on the object's clock
             try:
-                with time_limit(settings.object_seconds):
-                    outcome = _compute(candidate, settings, seconds)
+                with time_limit(settings.object_seconds), memory_limit(settings.object_memory):
+                    try:
+                        outcome = _compute(candidate, settings, seconds)
+                    except Exception as exc:  # whatever code a stage gave it
+                        if _out_of_memory(exc):
+                            raise MemoryError(str(exc)) from exc
+                        raise
+                break
+            except MemoryError:
+                shutil.rmtree(object_dir, ignore_errors=True)
+                out_of_memory = True
+                outcome = _rejected(
+                    candidate,
+                    "pipeline",
+                    "limits.memory",
+                    f"the object needed more than {settings.object_memory / 1024**2:.0f} MiB "
+                    f"(the limit of ${OBJECT_MEMORY_ENV}, docs/limits.md); it was stopped",
+                )
+                _release_memory()
                 break
             except ObjectTimeout:
                 shutil.rmtree(object_dir, ignore_errors=True)
@@ -524,7 +609,8 @@ def computed_outcome(
     reject = outcome["reject"]
     changed = None in recorded.digests.values()  # a file read twice differed: mixed content
     cacheable = candidate.refusal is None and not (reject and reject["code"] in TRANSIENT_CODES)
-    cacheable = cacheable and not changed and not timed_out  # a slower machine's verdict
+    # a slower or smaller machine's verdict is not the object's
+    cacheable = cacheable and not changed and not timed_out and not out_of_memory
     if cache is not None and not internal and cacheable:
         t = time.perf_counter()
         identity = _identity(candidate, settings)
@@ -538,6 +624,15 @@ def computed_outcome(
         "seconds": seconds,
         "internal_error": internal,
     }
+
+
+def _release_memory() -> None:
+    """After an object ran out of memory: drop what the process keeps across objects (the
+    in-memory mesh cache), so the next object starts from the size it would have."""
+    from normalize import meshes
+
+    meshes.clear_cache()
+    gc.collect()
 
 
 def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:

@@ -9,17 +9,103 @@ as they are; the others are built here.
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import json
 import os
 import shutil
 import stat
+import struct
+import threading
+import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import yaml
 from test_verify_hostile import HOSTILE, TWO_LINKS, joint, make_hostile, robot
-from verify_assets import CUBE_OBJ, door_urdf, mesh, write
+from verify_assets import CUBE_OBJ, box, door_urdf, mesh, write
 
+from flows.commands import build_command, build_release
 from samples.generate import generate_library
+
+#: What every hostile case must stay within (issue 20): the command's wall clock, on 2 cores,
+#: and the peak resident memory of its whole process tree (it and its worker processes)
+MAX_SECONDS = 60.0
+MAX_TREE_BYTES = 4 * 1024**3
+SAMPLE_SECONDS = 0.05
+
+
+@dataclass
+class Usage:
+    """What a bounded block took: wall clock (s) and peak resident bytes of the process tree."""
+
+    seconds: float = 0.0
+    peak_bytes: int = 0
+
+
+def _tree_bytes(process) -> int:
+    """Resident bytes of `process` and every process below it (gone ones count 0)."""
+    total = 0
+    for p in [process, *process.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):  # ended meanwhile
+            total += p.memory_info().rss
+    return total
+
+
+@contextlib.contextmanager
+def bounded(what: str, seconds: float = MAX_SECONDS, memory: int = MAX_TREE_BYTES):
+    """Run the block while a thread samples the resident memory of this process and its
+    worker processes every SAMPLE_SECONDS; then assert that it stayed within `seconds` and
+    `memory`. Yields the Usage, filled in when the block ends."""
+    usage, done = Usage(), threading.Event()
+    me = psutil.Process()
+
+    def sample() -> None:
+        while not done.is_set():
+            usage.peak_bytes = max(usage.peak_bytes, _tree_bytes(me))
+            done.wait(SAMPLE_SECONDS)
+
+    watcher = threading.Thread(target=sample, daemon=True)
+    started = time.perf_counter()
+    watcher.start()
+    try:
+        yield usage
+    finally:
+        usage.seconds = time.perf_counter() - started
+        done.set()
+        watcher.join()
+        print(f"{what}: {usage.seconds:.1f} s, peak {usage.peak_bytes / 1024**3:.2f} GB")
+    assert usage.seconds < seconds, f"{what} took {usage.seconds:.1f} s (bound {seconds:g} s)"
+    assert usage.peak_bytes < memory, (
+        f"{what} peaked at {usage.peak_bytes / 1024**3:.2f} GB (bound {memory / 1024**3:g} GB)"
+    )
+
+
+def build(sources: Path, out: Path, cache_dir: Path | None, **options) -> int:
+    """`arena build` (flows.commands.build_command) of `sources` into `out`, within the
+    bounds; its exit code. options: version, previous, overrides, replace, workers..."""
+    settings = {
+        "version": "t",
+        "previous": None,
+        "batch_size": 8,
+        "workers": 1,
+        "runner": "local",
+        "dask_address": None,
+        "no_cache": cache_dir is None,
+        **options,
+    }
+    with bounded(f"the build of {sources}"):
+        return build_command(sources=sources, out=out, cache_dir=cache_dir, **settings)
+
+
+def build_config(config, seconds: float = MAX_SECONDS):
+    """`build_release(config)` within the bounds (`seconds` for a library of many cases): its
+    BuildResult."""
+    with bounded(f"the build into {config.out}", seconds):
+        return build_release(config)
+
 
 SOURCE_OF_SUFFIX = {".urdf": "sample_urdf", ".xml": "sample_mjcf", ".sdf": "sample_sdf"}
 MAX_FILE_BYTES = 256 * 1024  # the URDF source's configured limit (every good file is below)
@@ -251,6 +337,269 @@ def _extra_kinds(outside: Path) -> dict[tuple[str, str], tuple[dict, str]]:
     return kinds
 
 
+def png_header(width: int, height: int) -> bytes:
+    """A PNG file claiming width x height pixels, with one tiny compressed row: only a reader
+    that trusts the header (and allocates for it) suffers."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\0" * 64))
+        + chunk(b"IEND", b"")
+    )
+
+
+def keyboard_urdf(keys: int, side: int = 32, pitch: float = 0.02, mimic: bool = False) -> str:
+    """A plausible object at the size limit: `keys` prismatic keys on one board (a star of
+    `keys` joints on the base, about as wide as a real keyboard); with `mimic`, each key
+    mimics the one before it (a mimic chain as long as the keys: validated once, linearly)."""
+    board = box((side * pitch, side * pitch, 0.02))
+    links = [f'<link name="board">{board}</link>']
+    joints = []
+    for i in range(keys):
+        x, y = (i % side - side / 2 + 0.5) * pitch, (i // side - side / 2 + 0.5) * pitch
+        links.append(f'<link name="key{i}">{box((0.016, 0.016, 0.01))}</link>')
+        joints.append(
+            f'<joint name="press{i}" type="prismatic"><parent link="board"/>'
+            f'<child link="key{i}"/><origin xyz="{x:.4f} {y:.4f} 0.015"/>'
+            '<axis xyz="0 0 -1"/><limit lower="0" upper="0.004"/>'
+            + (f'<mimic joint="press{i - 1}"/>' if mimic and i else "")
+            + "</joint>"
+        )
+    return robot("".join(links) + "".join(joints))
+
+
+def mimic_chain_urdf(joints: int) -> str:
+    """A kinematic chain of `joints` revolute joints, each mimicking the one before it."""
+    links = "".join(
+        f'<link name="l{i}">{box((0.008, 0.008, 0.008))}</link>' for i in range(joints + 1)
+    )
+    chain = "".join(
+        f'<joint name="j{i}" type="revolute"><parent link="l{i}"/><child link="l{i + 1}"/>'
+        '<origin xyz="0.01 0 0"/><axis xyz="0 0 1"/><limit lower="-0.01" upper="0.01"/>'
+        + (f'<mimic joint="j{i - 1}"/>' if i else "")
+        + "</joint>"
+        for i in range(joints)
+    )
+    return robot(links + chain)
+
+
+def collada_instance_bomb(triangles: int = 20_000, fan: int = 10, depth: int = 4) -> str:
+    """A COLLADA file of under 1 MB: one geometry, placed by nodes instancing nodes `fan`
+    times over `depth` levels, so that decoding makes triangles x fan^depth triangles (2e8
+    with the defaults, many GB): under every byte and triangle count, stopped by the memory
+    limit."""
+    positions = " ".join(
+        f"{i * 1e-3} {(i % 7) * 1e-3} {(i % 5) * 1e-3}" for i in range(triangles + 2)
+    )
+    corners = " ".join(f"{i} {i + 1} {i + 2}" for i in range(triangles))
+    nodes = '<node id="n0"><instance_geometry url="#g"/></node>'
+    for level in range(1, depth + 1):
+        children = "".join(
+            f'<node><translate>{k * 0.01} 0 0</translate><instance_node url="#n{level - 1}"/>'
+            "</node>"
+            for k in range(fan)
+        )
+        nodes += f'<node id="n{level}">{children}</node>'
+    return (
+        '<?xml version="1.0"?><COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" '
+        'version="1.4.1"><asset><unit meter="1"/><up_axis>Z_UP</up_axis></asset>'
+        '<library_geometries><geometry id="g"><mesh><source id="p">'
+        f'<float_array id="pa" count="{3 * (triangles + 2)}">{positions}</float_array>'
+        f'<technique_common><accessor source="#pa" count="{triangles + 2}" stride="3">'
+        '<param name="X" type="float"/><param name="Y" type="float"/>'
+        '<param name="Z" type="float"/></accessor></technique_common></source>'
+        '<vertices id="v"><input semantic="POSITION" source="#p"/></vertices>'
+        f'<triangles count="{triangles}"><input semantic="VERTEX" source="#v" offset="0"/>'
+        f"<p>{corners}</p></triangles></mesh></geometry></library_geometries>"
+        f"<library_nodes>{nodes}</library_nodes><library_visual_scenes>"
+        f'<visual_scene id="s"><node><instance_node url="#n{depth}"/></node></visual_scene>'
+        '</library_visual_scenes><scene><instance_visual_scene url="#s"/></scene></COLLADA>'
+    )
+
+
+def _gltf_with_image(image: str) -> str:
+    """A one-triangle glTF whose material names the texture file `image`."""
+    positions = base64.b64encode(struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0)).decode()
+    return json.dumps(
+        {
+            "asset": {"version": "2.0"},
+            "buffers": [
+                {"uri": f"data:application/octet-stream;base64,{positions}", "byteLength": 36}
+            ],
+            "bufferViews": [{"buffer": 0, "byteLength": 36}],
+            "accessors": [
+                {
+                    "bufferView": 0,
+                    "componentType": 5126,
+                    "count": 3,
+                    "type": "VEC3",
+                    "min": [0, 0, 0],
+                    "max": [1, 1, 0],
+                }
+            ],
+            "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "material": 0}]}],
+            "nodes": [{"mesh": 0}],
+            "scenes": [{"nodes": [0]}],
+            "images": [{"uri": image}],
+            "textures": [{"source": 0}],
+            "materials": [{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}],
+        }
+    )
+
+
+HUGE_PNG = png_header(30_000, 30_000)  # 900 million pixels: 3.6 GB if decoded
+LONG = "n" * 10_000  # a name of 10,000 characters
+#: good objects of unusual size mixed into the hostile library: each must be accepted within
+#: the bounds (source, folder) -> files
+LARGE_CONTROLS = {
+    ("sample_urdf", "large_keyboard"): {"m.urdf": keyboard_urdf(130)},  # > 128: no PyBullet
+}
+
+
+def _size_kinds() -> dict[tuple[str, str], tuple[dict, str]]:
+    """Numbers, names, meshes and textures beyond their bounds (docs/limits.md), across the
+    four formats."""
+    two = TWO_LINKS + joint("ab", "a", "b")
+    urdf_mesh = robot(f'<link name="a">{mesh("part.obj")}</link>')
+    triangle = "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+    return {
+        ("sample_urdf", "origin_huge"): (
+            {"m.urdf": robot(two.replace('xyz="0 0 0.1"', 'xyz="1e300 0 0"'))},
+            "parse.out_of_range",
+        ),
+        ("sample_urdf", "limit_huge"): (
+            {
+                "m.urdf": robot(
+                    TWO_LINKS + joint("ab", "a", "b", "prismatic", limit='lower="0" upper="1e308"')
+                )
+            },
+            "parse.out_of_range",
+        ),
+        ("sample_urdf", "mass_huge"): (
+            {
+                "m.urdf": robot(
+                    two.replace(
+                        '<link name="a">',
+                        '<link name="a"><inertial><mass value="1e300"/><inertia ixx="1" '
+                        'iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial>',
+                    )
+                )
+            },
+            "parse.out_of_range",
+        ),
+        ("sample_urdf", "scale_huge"): (
+            {
+                "m.urdf": robot(f'<link name="a">{mesh("c.obj", scale=(1e300, 1, 1))}</link>'),
+                "c.obj": CUBE_OBJ,
+            },
+            "parse.out_of_range",
+        ),
+        ("sample_urdf", "link_name_too_long"): (
+            {"m.urdf": robot(two.replace('"b"', f'"{LONG}"'))},
+            "name.too_long",
+        ),
+        ("sample_urdf", "joint_name_too_long"): (
+            {"m.urdf": robot(TWO_LINKS + joint(LONG, "a", "b"))},
+            "name.too_long",
+        ),
+        ("sample_urdf", "mesh_name_too_long"): (
+            {"m.urdf": robot(f'<link name="a">{mesh(LONG + ".obj")}</link>')},
+            "name.too_long",
+        ),
+        ("sample_urdf", "obj_too_many_triangles"): (  # 16 MB, under the 256 MiB mesh limit
+            {"m.urdf": urdf_mesh, "part.obj": triangle + "f 1 2 3\n" * 2_000_001},
+            "mesh.too_many_triangles",
+        ),
+        ("sample_urdf", "obj_polygon_bomb"): (  # one face line of 3 million corners
+            {"m.urdf": urdf_mesh, "part.obj": triangle + "f " + "1 2 3 " * 1_000_000 + "\n"},
+            "mesh.too_many_triangles",
+        ),
+        # 999 keys, each mimicking the one before: validated in linear time, then refused
+        # because yourdfpy follows one level of mimic only (its keys stay at rest)
+        ("sample_partnet", "partnet_mimic_chain"): (
+            {"mobility.urdf": keyboard_urdf(999, mimic=True)},
+            "simulator.agreement",
+        ),
+        ("sample_partnet", "partnet_deep_chain"): (  # MuJoCo cannot nest 300 bodies
+            {"mobility.urdf": mimic_chain_urdf(300)},
+            "model.too_deep",
+        ),
+        ("sample_urdf", "collada_instance_bomb"): (
+            {
+                "m.urdf": robot(f'<link name="a">{mesh("part.dae")}</link>'),
+                "part.dae": collada_instance_bomb(),
+            },
+            "limits.memory",
+        ),
+        ("sample_urdf", "mtl_texture_too_large"): (
+            {
+                "m.urdf": urdf_mesh,
+                "part.obj": "mtllib part.mtl\nusemtl m\n" + CUBE_OBJ,
+                "part.mtl": "newmtl m\nmap_Kd big.png\n",
+                "big.png": HUGE_PNG,
+            },
+            "texture.too_large",
+        ),
+        ("sample_urdf", "gltf_texture_too_large"): (
+            {
+                "m.urdf": robot(f'<link name="a">{mesh("part.gltf")}</link>'),
+                "part.gltf": _gltf_with_image("big.png"),
+                "big.png": HUGE_PNG,
+            },
+            "texture.too_large",
+        ),
+        ("sample_partnet", "partnet_origin_huge"): (
+            {"mobility.urdf": robot(two.replace('xyz="0 0 0.1"', 'xyz="0 1e300 0"'))},
+            "parse.out_of_range",
+        ),
+        ("sample_mjcf", "mjcf_size_huge"): (
+            {"m.xml": _mjcf('<geom type="box" size="1e300 0.1 0.1"/>')},
+            "parse.out_of_range",
+        ),
+        ("sample_mjcf", "mjcf_range_huge"): (
+            {"m.xml": _mjcf("").replace('axis="0 0 1"/>', 'axis="0 0 1" range="0 1e308"/>')},
+            "parse.out_of_range",
+        ),
+        ("sample_mjcf", "mjcf_name_too_long"): (
+            {"m.xml": _mjcf("").replace('name="b"', f'name="{LONG}"')},
+            "name.too_long",
+        ),
+        ("sample_mjcf", "mjcf_texture_too_large"): (
+            {
+                "m.xml": _mjcf(
+                    "",
+                    '<asset><texture name="t" type="2d" file="big.png"/>'
+                    '<material name="mat" texture="t"/></asset>',
+                ),
+                "big.png": HUGE_PNG,
+            },
+            "texture.too_large",
+        ),
+        ("sample_sdf", "sdf_pose_huge"): (
+            {
+                "m.sdf": _sdf(_SDF_HINGE).replace(
+                    "<pose>0 0 1 0 0 0</pose>", "<pose>1e300 0 1 0 0 0</pose>"
+                )
+            },
+            "parse.out_of_range",
+        ),
+        ("sample_sdf", "sdf_name_too_long"): (
+            {
+                "m.sdf": _sdf(_SDF_HINGE)
+                .replace('name="b"', f'name="{LONG}"')
+                .replace("<child>b<", f"<child>{LONG}<")
+            },
+            "name.too_long",
+        ),
+    }
+
+
 ALLOWANCES = "arena-allowances.yaml"
 #: 600 bytes of YAML whose aliases expand to 9**9 (387 million) strings
 ALIAS_BOMB = "".join(
@@ -369,7 +718,7 @@ def write_hostile_library(root: Path) -> HostileLibrary:
         folder = make_hostile(library / source, kind, sentinels[0])
         folder.rename(folder.with_name(f"hostile_{kind}"))
         expected[(source, f"hostile_{kind}")] = code
-    for (source, kind), (files, code) in _extra_kinds(root).items():
+    for (source, kind), (files, code) in {**_extra_kinds(root), **_size_kinds()}.items():
         folder = write(library / source / f"hostile_{kind}", files)
         folder.mkdir(parents=True, exist_ok=True)
         expected[(source, f"hostile_{kind}")] = code
@@ -389,6 +738,8 @@ def write_hostile_library(root: Path) -> HostileLibrary:
     expected[("sample_partnet", "sample_partnet")] = "id.collision"
 
     expected.update(write_special_files(library))
+    for (source, folder), files in LARGE_CONTROLS.items():
+        write(library / source / folder, files)
     # symlinked folders: leading out of the root (to the sentinels' folder), refused and
     # counted; leading back up inside it (a loop), walked once under the real path
     for source in ("sample_urdf", "sample_partnet", "sample_mjcf"):

@@ -9,10 +9,10 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from hostile_library import build_config
 from verify_assets import door_urdf, write
 
 from export.digests import canonical_json
-from flows.commands import build_release
 from normalize.sources import load_sources
 from pipeline.build import BuildConfig
 from pipeline.cache import ObjectCache, key_path, safe_name
@@ -36,7 +36,7 @@ def built(tmp_path):
     (tmp_path / "sources.yaml").write_text(
         "sources:\n  - {name: lib, format: urdf, path: lib, license: CC0}\n", encoding="utf-8"
     )
-    build_release(_config(tmp_path, "first"))
+    build_config(_config(tmp_path, "first"))
     [entry] = (ObjectCache(tmp_path / "cache").root / "entries").glob("*/*/entry.json")
     return tmp_path, entry
 
@@ -64,7 +64,7 @@ def test_a_forged_entry_is_discarded_and_recomputed(built, forge):
     tmp_path, entry = built
     assert key_path(tmp_path / "cache").parent == tmp_path  # beside the cache, not in it
     _rewrite(entry, forge)
-    second = build_release(_config(tmp_path, "second"))
+    second = build_config(_config(tmp_path, "second"))
     assert second.cached == 0 and second.computed == ["lib__a__door"]
     [row] = pq.read_table(tmp_path / "second" / "manifest" / "objects.parquet").to_pylist()
     assert row["license"] == "CC0"
@@ -76,7 +76,7 @@ def test_file_names_must_stay_inside_the_entry(built):
     tmp_path, entry = built
     cache = ObjectCache(tmp_path / "cache")
     _rewrite(entry, _forge_path, cache._checksum)
-    second = build_release(_config(tmp_path, "second"))
+    second = build_config(_config(tmp_path, "second"))
     assert second.cached == 0
     assert not list(tmp_path.rglob("escaped.txt"))
     for name in ("../x", "/etc/passwd", "a/../../x", "a//b", "", "a\\b"):
@@ -102,12 +102,12 @@ def test_a_file_edited_during_the_build_cannot_make_the_cache_lie(tmp_path, monk
         return data
 
     monkeypatch.setattr(files, "read_regular", read_then_edit)
-    first = build_release(_config(tmp_path, "first"))
+    first = build_config(_config(tmp_path, "first"))
     monkeypatch.undo()
     assert first.computed == ["lib__a__door"]
-    warm = build_release(_config(tmp_path, "warm"))
+    warm = build_config(_config(tmp_path, "warm"))
     assert warm.cached == 0, "the stale result was reused"
-    cold = build_release(
+    cold = build_config(
         BuildConfig(
             sources=load_sources(tmp_path / "sources.yaml"),
             out=tmp_path / "cold",

@@ -10,9 +10,9 @@ import os
 
 import pyarrow.parquet as pq
 import pytest
+from hostile_library import build_config
 from verify_assets import door_urdf, write
 
-from flows.commands import build_release
 from normalize import sources as sources_module
 from normalize.sources import load_sources
 from pipeline.build import BuildConfig
@@ -54,7 +54,7 @@ def test_four_objects_are_all_accounted_for(tmp_path, monkeypatch, fmt):
             cache_dir=tmp_path / "cache",
             live=False,
         )
-        return build_release(config)
+        return build_config(config)
 
     monkeypatch.setattr(sources_module.os, "scandir", scandir)
     first = build("first")

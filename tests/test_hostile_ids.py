@@ -10,9 +10,9 @@ import itertools
 
 import pyarrow.parquet as pq
 import pytest
+from hostile_library import build
 from verify_assets import door_urdf, write
 
-from flows.commands import build_command
 from normalize.sources import SourcesFileError, load_sources, make_object_id
 
 
@@ -32,18 +32,7 @@ def test_a_source_name_that_makes_ids_ambiguous_is_refused_with_exit_2(tmp_path,
     sources = _sources_file(tmp_path, [("a", "one"), (name, "two")])
     with pytest.raises(SourcesFileError, match="object ids"):
         load_sources(sources)
-    code = build_command(
-        sources=sources,
-        out=tmp_path / "out",
-        version="t",
-        previous=None,
-        batch_size=8,
-        workers=1,
-        runner="local",
-        dask_address=None,
-        cache_dir=tmp_path / "cache",
-        no_cache=False,
-    )
+    code = build(sources, tmp_path / "out", tmp_path / "cache")
     assert code == 2
     assert f"{name!r} must not" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
@@ -72,18 +61,7 @@ def test_a_crafted_file_name_cannot_take_a_hashed_id(tmp_path):
     sources.write_text(
         "sources:\n  - {name: lib, format: urdf, path: lib, license: test}\n", encoding="utf-8"
     )
-    code = build_command(
-        sources=sources,
-        out=tmp_path / "out",
-        version="t",
-        previous=None,
-        batch_size=8,
-        workers=1,
-        runner="local",
-        dask_address=None,
-        cache_dir=tmp_path / "cache",
-        no_cache=False,
-    )
+    code = build(sources, tmp_path / "out", tmp_path / "cache")
     assert code == 0
     objects = pq.read_table(tmp_path / "out" / "manifest" / "objects.parquet").to_pylist()
     ids = sorted(o["object_id"] for o in objects)

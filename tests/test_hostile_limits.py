@@ -52,3 +52,64 @@ def test_an_object_past_its_wall_clock_is_refused_and_not_cached(tmp_path, monke
     outcome = chain.computed_outcome(candidate, settings, cache)
     assert outcome["accepted"], outcome["reject"]
     assert list((tmp_path / "cache").rglob("entry.json"))
+
+
+def test_an_object_past_its_memory_limit_is_refused_and_the_next_one_computed(
+    tmp_path, monkeypatch
+):
+    """An object allocating beyond its share of address space (RLIMIT_AS, as in a worker
+    process) fails with MemoryError, even where a stage turns exceptions into its own code,
+    and is refused with `limits.memory`, never cached; the next object runs as usual and the
+    limit is lifted afterwards."""
+    import numpy as np
+
+    from normalize.errors import AssetError
+
+    write(tmp_path / "lib", {"door/door.urdf": door_urdf()})
+    (tmp_path / "sources.yaml").write_text(
+        "sources:\n  - {name: lib, format: urdf, path: lib, license: t}\n", encoding="utf-8"
+    )
+    [candidate] = discover(load_sources(tmp_path / "sources.yaml")[0])
+    (tmp_path / "staging" / "objects").mkdir(parents=True)
+    settings = chain.BatchSettings(
+        staging=tmp_path / "staging",
+        cache_dir=tmp_path / "cache",
+        overrides=(),
+        versions=chain.current_versions(),
+        object_memory=256 * 1024**2,
+    )
+    cache = ObjectCache(tmp_path / "cache")
+    real_compute = chain._compute
+
+    def balloon(candidate, settings, seconds):  # 8 GB, filled so that it is really taken
+        return np.ones(1024**3, dtype=np.float64)
+
+    def balloon_in_a_stage(candidate, settings, seconds):  # e.g. a mesh loader's mesh.corrupt
+        try:
+            balloon(candidate, settings, seconds)
+        except Exception as exc:
+            raise AssetError("mesh is corrupt", code="mesh.corrupt", stage="mesh") from exc
+
+    for stage in (balloon, balloon_in_a_stage):
+        monkeypatch.setattr(chain, "_compute", stage)
+        outcome = chain.computed_outcome(candidate, settings, cache)
+        assert outcome["reject"]["code"] == "limits.memory" and not outcome["accepted"]
+        assert "256 MiB" in outcome["reject"]["message"]
+    assert not list((tmp_path / "cache").rglob("entry.json")), "out of memory is never cached"
+
+    monkeypatch.setattr(chain, "_compute", real_compute)
+    outcome = chain.computed_outcome(candidate, settings, cache)
+    assert outcome["accepted"], outcome["reject"]
+    import resource
+
+    assert resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY
+    np.ones(512 * 1024**2 // 8)  # above the object's limit, outside it: allowed
+
+
+def test_the_memory_limit_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv(chain.OBJECT_MEMORY_ENV, "512")
+    assert chain.default_object_memory() == 512 * 1024**2
+    monkeypatch.setenv(chain.OBJECT_MEMORY_ENV, "0")
+    assert chain.default_object_memory() is None
+    monkeypatch.delenv(chain.OBJECT_MEMORY_ENV)
+    assert chain.default_object_memory() == chain.OBJECT_MEMORY

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from hostile_library import build
 from verify_assets import door_urdf, write
 
-from flows.commands import build_command
 from normalize.sources import load_sources
 from pipeline.build import BuildConfig, OutputsOverlapError, build_locally
 
@@ -24,19 +24,7 @@ def _library(tmp_path):
 
 
 def _build(sources, out, cache, replace=False):
-    return build_command(
-        sources=sources,
-        out=out,
-        version="t",
-        previous=None,
-        batch_size=8,
-        workers=1,
-        runner="local",
-        dask_address=None,
-        cache_dir=cache,
-        no_cache=False,
-        replace=replace,
-    )
+    return build(sources, out, cache, replace=replace)
 
 
 @pytest.mark.parametrize(

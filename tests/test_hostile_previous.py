@@ -7,24 +7,13 @@ import shutil
 
 import pyarrow.parquet as pq
 import pytest
+from hostile_library import build
 from verify_assets import door_urdf, write
-
-from flows.commands import build_command
 
 
 def _build(tmp_path, out, previous=None):
-    return build_command(
-        sources=tmp_path / "sources.yaml",
-        out=tmp_path / out,
-        version=out,
-        previous=previous,
-        batch_size=8,
-        workers=1,
-        runner="local",
-        dask_address=None,
-        cache_dir=tmp_path / "cache",
-        no_cache=False,
-    )
+    sources = tmp_path / "sources.yaml"
+    return build(sources, tmp_path / out, tmp_path / "cache", version=out, previous=previous)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 
+from hostile_library import bounded
 from verify_assets import box, write
 
 from scoring.compare import MIN_SEARCH_NODES, SEARCH_WORK, search_budget
@@ -62,3 +63,24 @@ def test_a_prediction_linking_out_of_its_folder_is_not_read(tmp_path):
         assert (kin, code) == (None, "prediction.outside"), message
     kin, entry, problem = _read_prediction(preds, "o3")
     assert kin is not None and entry == "o3/object.urdf" and problem is None
+
+
+def test_a_40000_joint_prediction_takes_memory_linear_in_its_joints(tmp_path):
+    """The side matrices of the metric trees are computed on indexing (metric.tree), and the
+    massless links' moments are found from one child map: a 40,000-joint prediction against a
+    10-joint truth is scored within the bounds (it once built a 5 GB matrix)."""
+
+    def star(n: int) -> str:
+        links = "".join(f'<link name="l{i}"/>' for i in range(n + 1))
+        joints = "".join(
+            f'<joint name="j{i}" type="revolute"><parent link="l0"/><child link="l{i + 1}"/>'
+            f'<origin xyz="{0.001 * i} 0 0"/><axis xyz="0 0 1"/><limit lower="-1" upper="1"/>'
+            "</joint>"
+            for i in range(n)
+        )
+        return f'<?xml version="1.0"?><robot name="r">{links}{joints}</robot>'
+
+    write(tmp_path, {"prediction.urdf": star(40_000), "truth.urdf": star(10)})
+    with bounded("the distance of a 40,000-joint prediction", memory=2 * 1024**3):
+        d = object_distance(tmp_path / "prediction.urdf", tmp_path / "truth.urdf")
+    assert d["E_tree"] > 0 and d["lower_bound"] <= d["E_tree"]

@@ -7,27 +7,16 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
+from hostile_library import build
 from test_verify_hostile import TWO_LINKS, joint, robot
 from verify_assets import door_urdf, write
 
-from flows.commands import build_command
 from normalize.sources import SourcesFileError, load_sources
 from verify.validate import validate_command
 
 
 def _build(tmp_path, sources):
-    return build_command(
-        sources=sources,
-        out=tmp_path / "out",
-        version="t",
-        previous=None,
-        batch_size=8,
-        workers=1,
-        runner="local",
-        dask_address=None,
-        cache_dir=tmp_path / "cache",
-        no_cache=False,
-    )
+    return build(sources, tmp_path / "out", tmp_path / "cache")
 
 
 @pytest.mark.parametrize("scale", ["1.0e+300", ".inf", ".nan", "1.0e-300"])

@@ -8,10 +8,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from hostile_library import ALIAS_BOMB
+from hostile_library import ALIAS_BOMB, build
 from verify_assets import door_urdf, write
 
-from flows.commands import build_command
 from normalize.safe_yaml import MAX_YAML_BYTES, YamlError, parse_yaml
 from normalize.sources import SourcesFileError, load_sources
 from taxonomy import TaxonomyError
@@ -21,19 +20,7 @@ SOURCES = "sources:\n  - {name: lib, format: urdf, path: lib, license: test}\n"
 
 
 def _build(tmp_path, sources, overrides=None):
-    return build_command(
-        sources=sources,
-        out=tmp_path / "out",
-        version="t",
-        previous=None,
-        batch_size=8,
-        workers=1,
-        runner="local",
-        dask_address=None,
-        cache_dir=tmp_path / "cache",
-        no_cache=False,
-        overrides=overrides,
-    )
+    return build(sources, tmp_path / "out", tmp_path / "cache", overrides=overrides)
 
 
 def test_an_alias_is_refused_before_anything_expands():

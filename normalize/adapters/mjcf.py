@@ -19,8 +19,14 @@ from normalize.adapters.registry import register
 from normalize.changes import Change, shape_dropped
 from normalize.errors import AssetError, ClosedLoopError
 from normalize.files import regular_status
-from normalize.limits import MAX_INCLUDES, check_count
-from normalize.meshes import generated_obj, height_field_mesh, resolve_mesh_file
+from normalize.limits import MAX_INCLUDES, MAX_MAGNITUDE, check_count
+from normalize.meshes import (
+    IMAGE_SUFFIXES,
+    check_texture,
+    generated_obj,
+    height_field_mesh,
+    resolve_mesh_file,
+)
 from normalize.model import (
     AXIS_UNIT_TOLERANCE,
     ArticulatedObject,
@@ -118,6 +124,33 @@ def _expanded(element, included: dict, tag_set: tuple[str, ...]) -> int:
     return total
 
 
+#: attributes holding lengths, angles, limits, masses and inertias: checked against
+#: MAX_MAGNITUDE before MuJoCo compiles them (a size of 1e300 gives NaN inertias)
+_MAGNITUDE_ATTRIBUTES = frozenset(
+    ("pos", "size", "range", "mass", "fromto", "diaginertia", "fullinertia", "scale", "euler")
+    + ("quat", "axisangle", "ref", "springref", "density")
+)
+
+
+def _check_magnitudes(value: str, where: str, xml_file: Path) -> None:
+    """`parse.out_of_range` for a finite number in `value` beyond MAX_MAGNITUDE (text that is
+    not numbers is left to MuJoCo)."""
+    try:
+        numbers = [float(token) for token in value.split()]
+    except ValueError:
+        return
+    finite = [abs(x) for x in numbers if math.isfinite(x)]
+    if finite and max(finite) > MAX_MAGNITUDE:
+        raise AssetError(
+            f"{where}: {max(finite):g} is beyond the plausible magnitude {MAX_MAGNITUDE:g} "
+            "(see docs/limits.md)",
+            code="parse.out_of_range",
+            stage="parse",
+            path=str(xml_file),
+            element=where,
+        )
+
+
 def scan_mjcf(
     entry: Path, root: Path, *, max_bytes: int | None = None, assets: bool = True
 ) -> MjcfScan:
@@ -183,6 +216,8 @@ def scan_mjcf(
             if element.tag == "include" or not isinstance(element.tag, str):
                 continue
             for attribute, value in element.attrib.items():
+                if attribute in _MAGNITUDE_ATTRIBUTES:
+                    _check_magnitudes(value, f"{element.tag} {attribute}", xml_file)
                 if attribute.startswith("file") and value:
                     where = f"{element.tag} {attribute}={value}"
                     scan.references.extend(
@@ -197,6 +232,8 @@ def scan_mjcf(
                 stage="parse",
                 path=str(reference),
             )
+        if reference.suffix.lower() in IMAGE_SUFFIXES:  # a texture or height field
+            check_texture(read_limited(reference, **kwargs), reference, stage="parse")
     return scan
 
 

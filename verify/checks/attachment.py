@@ -146,6 +146,18 @@ class _World:
         self.below: dict[str, list[str]] = {}
         for joint in obj.joints:
             self.below.setdefault(joint.parent, []).append(joint.child)
+        # the spatial index over links: each link's cloud as a bounding sphere
+        self.names = list(self.clouds)
+        self.order = {name: i for i, name in enumerate(self.names)}
+        points = [self.clouds[n].points for n in self.names]
+        low = np.array([p.min(axis=0) for p in points]).reshape(-1, 3)
+        high = np.array([p.max(axis=0) for p in points]).reshape(-1, 3)
+        self.centers = (low + high) / 2
+        self.radii = np.array(
+            [np.linalg.norm(p - c, axis=1).max() for p, c in zip(points, self.centers, strict=True)]
+        )
+        self.spacings = np.array([self.clouds[n].spacing for n in self.names])
+        self.index = cKDTree(self.centers) if self.names else None
 
     def tree(self, link: str) -> cKDTree:
         if link not in self._trees:
@@ -175,27 +187,68 @@ class _World:
         parts = [self.clouds[n] for n in links if n in self.clouds]
         if not parts:
             return None
-        points = np.concatenate([p.points for p in parts])
-        if len(points) > MAX_MOVING_POINTS:
-            keep = np.random.default_rng(0).choice(len(points), MAX_MOVING_POINTS, replace=False)
-            points = points[keep]
+        sizes = np.array([len(p.points) for p in parts])
+        if sizes.sum() <= MAX_MOVING_POINTS:
+            points = np.concatenate([p.points for p in parts])
+        else:  # the sample of the concatenated points, without concatenating a deep subtree
+            keep = np.random.default_rng(0).choice(sizes.sum(), MAX_MOVING_POINTS, replace=False)
+            offsets = np.cumsum(sizes)
+            part = np.searchsorted(offsets, keep, side="right")
+            within = keep - (offsets - sizes)[part]
+            points = np.array([parts[k].points[i] for k, i in zip(part, within, strict=True)])
         return Cloud(points, max(p.spacing for p in parts))
 
+    def nearby(self, points: np.ndarray, skip: set[str]):
+        """(link, lower bound on its distance to `points`, that bound before its own radius
+        is taken off) of the links not in `skip`, nearest bounding sphere first: the index is
+        queried in growing rounds, so a joint whose part is near some link costs a few
+        queries, not one per link of the object."""
+        middle = (points.min(axis=0) + points.max(axis=0)) / 2
+        reach = float(np.linalg.norm(points - middle, axis=1).max())
+        seen, k = 0, 8
+        while seen < len(self.names):
+            k = min(k, len(self.names))
+            distances, found = self.index.query(middle, k=k)
+            rounds = zip(np.atleast_1d(distances), np.atleast_1d(found), strict=True)
+            for d, i in list(rounds)[seen:]:
+                name = self.names[i]
+                if name not in skip:
+                    yield name, max(0.0, float(d) - reach - self.radii[i]), float(d) - reach
+            seen, k = k, 4 * k
 
-def _gap(world: _World, points, order: list[str], base: float, spacing: float):
-    """(gap, tolerance) to the fixed side: the first link in `order` within its tolerance, else
-    the link with the smallest excess over its tolerance. Queries are bounded by the tolerance
-    first (fast: distant points are pruned), exact only when nothing is within it."""
+
+def _gap(world: _World, points, anchor: str, members: set[str], base: float, spacing: float):
+    """(gap, tolerance) to the fixed side: the anchor link when it is within its tolerance,
+    else the first other fixed-side link found within its own, else the link with the smallest
+    excess over its tolerance. Other links are visited nearest first through the spatial index
+    and the search stops once no farther link can do better. Queries are bounded by the
+    tolerance first (fast: distant points are pruned), exact only when nothing is within it."""
+    far_radius = float(world.radii.max())
+    far_tolerance = base + spacing + float(world.spacings.max())
     best = None
-    for name in order:
+
+    def measure(name: str):
         cloud = world.clouds[name]
         tolerance = base + spacing + cloud.spacing
         near = world.tree(name).query(points, k=1, distance_upper_bound=tolerance)[0]
         distance = float(near.min())
         if distance <= tolerance:
+            return distance, tolerance, True
+        return float(world.tree(name).query(points, k=1)[0].min()), tolerance, False
+
+    distance, tolerance, within = measure(anchor)
+    if within:
+        return distance, tolerance
+    best = (distance, tolerance)
+    for name, bound, center_bound in world.nearby(points, members | {anchor}):
+        if center_bound - far_radius - far_tolerance >= best[0] - best[1]:
+            break  # this link and every farther one: no better than the best
+        if bound - (base + spacing + world.clouds[name].spacing) >= best[0] - best[1]:
+            continue
+        distance, tolerance, within = measure(name)
+        if within:
             return distance, tolerance
-        distance = float(world.tree(name).query(points, k=1)[0].min())
-        if best is None or distance - tolerance < best[0] - best[1]:
+        if distance - tolerance < best[0] - best[1]:
             best = (distance, tolerance)
     return best
 
@@ -228,7 +281,6 @@ def run(ctx: Context) -> list[CheckResult]:
             unmeasured += 1
             continue
         members = set(inside)
-        order = [anchor] + [n for n in world.clouds if n != anchor and n not in members]
         element = f"joint {joint.name}"
         joint_world = world.poses[joint.parent] @ joint.origin
         to_rest = np.linalg.inv(world.poses[joint.child])
@@ -236,7 +288,7 @@ def run(ctx: Context) -> list[CheckResult]:
         for q in configurations(joint):
             transform = joint_world @ joint.motion(q) @ to_rest
             gap, tolerance = _gap(
-                world, _moved(child.points, transform), order, base, child.spacing
+                world, _moved(child.points, transform), anchor, members, base, child.spacing
             )
             if q == 0.0:
                 rows["attachment.rest"].append((element, gap, tolerance, q))

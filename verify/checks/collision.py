@@ -140,19 +140,25 @@ class _Scene:
 
     def contacts(self, poses: dict, moving: set[str]) -> set[tuple[str, str]]:
         """(moving link, fixed link) pairs whose triangles intersect at `poses`."""
-        world = {}
-        for name, corners in self.boxes.items():
-            placed = corners @ poses[name][:3, :3].T + poses[name][:3, 3]
-            world[name] = (placed.min(axis=0), placed.max(axis=0))
+        names = sorted(self.names)
+        if not names:
+            return set()
+        pose = np.stack([poses[n] for n in names])
+        corners = np.einsum(
+            "lij,lkj->lki", pose[:, :3, :3], np.stack([self.boxes[n] for n in names])
+        )
+        corners += pose[:, None, :3, 3]
+        low, high = corners.min(axis=1), corners.max(axis=1)
+        mask = np.array([n in moving for n in names])
+        a, b = np.flatnonzero(mask), np.flatnonzero(~mask)
+        # the world boxes that overlap, every moving against every fixed link at once
+        overlap = np.all((high[a, None] >= low[None, b]) & (high[None, b] >= low[a, None]), axis=2)
         request = self.fcl.CollisionRequest(num_max_contacts=1)
         found = set()
-        for a in moving & self.names:
-            for b in self.names - moving:
-                (la, ha), (lb, hb) = world[a], world[b]
-                if np.any(ha < lb) or np.any(hb < la):
-                    continue
-                if self._collide(poses, a, b, request)[0]:
-                    found.add((a, b))
+        for i, k in zip(*np.nonzero(overlap), strict=True):
+            pair = (names[a[i]], names[b[k]])
+            if self._collide(poses, *pair, request)[0]:
+                found.add(pair)
         return found
 
 
@@ -211,11 +217,11 @@ def run(ctx: Context) -> list[CheckResult]:
         configurations = [
             (q, obj.link_poses(obj.resolve_configuration({joint.name: q}))) for q in values
         ]
+        names = list(rest)
+        rest_stack = np.stack([rest[n] for n in names])
+        moved = [np.stack([p[n] for n in names]) != rest_stack for _, p in configurations]
         moving = {
-            name
-            for _, poses in configurations
-            for name, pose in poses.items()
-            if not np.array_equal(pose, rest[name])
+            names[i] for differs in moved for i in np.flatnonzero(np.any(differs, axis=(1, 2)))
         }
         motions[joint.name] = (values, configurations, moving)
     flagged, judged, skipped = [], 0, 0

@@ -240,6 +240,9 @@ def _load(loader: str, path: Path, obj):
     return poses, None, "\n".join(printed)
 
 
+#: PyBullet's shared-memory state (MAX_DEGREE_OF_FREEDOM) holds fewer degrees of freedom: with
+#: this many moving joints getBasePositionAndOrientation fails on any file
+PYBULLET_MAX_JOINTS = 128
 LOADERS = {
     "mujoco": ("MuJoCo (URDF)", "mujoco"),
     "mujoco_mjcf": ("MuJoCo (MJCF)", "mujoco"),
@@ -270,6 +273,19 @@ def run(ctx: Context) -> list[CheckResult]:
                     "info",
                     False,
                     f"{label}: the `{module}` package is not installed; its checks were not run",
+                    element=f"loader {loader}",
+                )
+            )
+            continue
+        moving = sum(j.moving for j in obj.joints)
+        if loader == "pybullet" and moving >= PYBULLET_MAX_JOINTS:
+            out.append(
+                single(
+                    "simulator.skipped",
+                    "info",
+                    False,
+                    f"{label}: {moving} moving joints, and PyBullet's state queries fail from "
+                    f"{PYBULLET_MAX_JOINTS} on; its checks were not run",
                     element=f"loader {loader}",
                 )
             )

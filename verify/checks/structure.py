@@ -142,10 +142,11 @@ def run(ctx: Context) -> list[CheckResult]:
         problem="mimics a joint that does not exist",
         passed_message=f"{len(mimics)} mimic joint(s), every target exists",
     )
+    looping = _mimic_loops(mimics, by_name)
     out += flagged(
         "structure.mimic_loops",
         "error",
-        [f"joint {j.name}" for j in mimics if _mimic_chain_loops(j, by_name)],
+        [f"joint {j.name}" for j in mimics if j.name in looping],
         problem="its mimic chain comes back to itself",
         passed_message="no mimic chain loops",
     )
@@ -193,12 +194,25 @@ def _limits_suit(joint) -> bool:
     return finite or unbounded
 
 
-def _mimic_chain_loops(joint, by_name) -> bool:
-    seen = {joint.name}
-    current = joint
-    while current.mimic is not None and current.mimic.joint in by_name:
-        current = by_name[current.mimic.joint]
-        if current.name in seen:
-            return True
-        seen.add(current.name)
-    return False
+def _mimic_loops(mimics, by_name) -> set[str]:
+    """Names of the mimic joints whose chain runs into a loop (each chain walked once, its
+    verdict remembered for every joint on it: linear in the joints)."""
+    verdict: dict[str, bool] = {}  # joint name -> its chain runs into a loop
+    for joint in mimics:
+        chain, on_chain, current = [], set(), joint
+        while True:
+            if current.name in verdict:
+                loops = verdict[current.name]
+                break
+            if current.name in on_chain:
+                loops = True
+                break
+            chain.append(current.name)
+            on_chain.add(current.name)
+            if current.mimic is None or current.mimic.joint not in by_name:
+                loops = False
+                break
+            current = by_name[current.mimic.joint]
+        for name in chain:
+            verdict[name] = loops
+    return {name for name, loops in verdict.items() if loops}
