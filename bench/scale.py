@@ -56,6 +56,7 @@ PACKAGES = (  # every package of the project (pyproject's packages.find)
 TARGET_COLD_S = 30 * 60
 TARGET_RSS_BYTES = 4 * 1024**3
 POLL_SECONDS = 0.2
+PROGRESS_SECONDS = 30.0
 
 
 # --------------------------------------------------------------------------- the build child
@@ -104,11 +105,15 @@ def child(args: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------- measuring
 class TreeMemory:
     """Peak RSS of a process and all its descendants, polled in a thread, and the machine's
-    1-minute load average at each poll (its mean and maximum over the build)."""
+    1-minute load average at each poll (its mean and maximum over the build). With `cache`,
+    a progress line every PROGRESS_SECONDS (elapsed, objects stored in the cache so far, RSS
+    and CPU time of the tree, load average), so that a build stopped before its end still
+    shows its rate."""
 
-    def __init__(self, pid: int):
+    def __init__(self, pid: int, cache: Path | None = None, label: str = ""):
         import psutil
 
+        self.cache, self.label = cache, label
         self.root = psutil.Process(pid)
         self.peak_tree = 0
         self.peak_root = 0
@@ -121,6 +126,8 @@ class TreeMemory:
     def _poll(self) -> None:
         import psutil
 
+        started = time.perf_counter()
+        next_line = started + PROGRESS_SECONDS
         while not self._stop.is_set():
             try:
                 processes = [self.root, *self.root.children(recursive=True)]
@@ -138,11 +145,44 @@ class TreeMemory:
             self.peak_tree = max(self.peak_tree, total)
             self.peak_processes = max(self.peak_processes, len(processes))
             self.loads.append(os.getloadavg()[0])
+            if self.cache is not None and time.perf_counter() >= next_line:
+                next_line += PROGRESS_SECONDS
+                print(
+                    f"  {self.label} {time.perf_counter() - started:7.0f} s: "
+                    f"{stored_objects(self.cache)} objects in the cache, tree RSS "
+                    f"{total / 1024**2:.0f} MB, tree CPU {tree_cpu(processes):.0f} s, "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
             self._stop.wait(POLL_SECONDS)
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def stored_objects(cache: Path) -> int:
+    """Objects stored in the cache so far (entries/<2 hex>/<entry>)."""
+    count = 0
+    for entries in cache.glob("v*/entries"):
+        for shard in os.scandir(entries):
+            if shard.is_dir():
+                count += sum(1 for _ in os.scandir(shard.path))
+    return count
+
+
+def tree_cpu(processes) -> float:
+    """CPU seconds of the live processes, and of the children they have waited for."""
+    import psutil
+
+    total = 0.0
+    for p in processes:
+        try:
+            t = p.cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
 
 
 def folder_size(folder: Path) -> dict:
@@ -195,7 +235,7 @@ def run_build(sources: Path, out: Path, cache: Path, runner: str, workers: int, 
     started = time.perf_counter()
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     process = subprocess.Popen(command, env=env, cwd=env["PYTHONPATH"])
-    memory = TreeMemory(process.pid)
+    memory = TreeMemory(process.pid, cache, f"N={out.name}")
     code = process.wait()
     wall = time.perf_counter() - started
     memory.stop()
