@@ -172,8 +172,8 @@ class BuildResult:
             lines += [f"| {code} | {n} |" for code, n in codes.items()]
             lines += ["", f"Details: `{self.out / 'manifest' / 'rejects.parquet'}`.", ""]
         lines.append(
-            f"{s['total']:.1f} s in all: {s.get('orchestrator_start', 0.0):.1f} s starting "
-            f"Prefect, {s.get('objects', 0.0):.1f} s for the objects, "
+            f"{s['total']:.1f} s in all: {s.get('orchestrator_start', 0.0):.1f} s waiting for "
+            f"Prefect's server, {s.get('objects', 0.0):.1f} s for the objects, "
             f"{s.get('assemble', 0.0):.1f} s assembling."
         )
         return "\n".join(lines)
@@ -210,8 +210,8 @@ class BuildResult:
             )
         s = self.seconds
         lines.append(
-            f"  {s['total']:.1f} s in all ({s.get('orchestrator_start', 0.0):.1f} s starting "
-            f"Prefect), {c['discovered'] / max(s['total'], 1e-9):.1f} objects/s; "
+            f"  {s['total']:.1f} s in all ({s.get('orchestrator_start', 0.0):.1f} s waiting for "
+            f"Prefect's server), {c['discovered'] / max(s['total'], 1e-9):.1f} objects/s; "
             f"content hash {self.content_hash[:16]}"
         )
         return "\n".join(lines)
@@ -482,7 +482,9 @@ class StagedBuild:
     config: BuildConfig
     settings: BatchSettings
     started: float
-    seconds: dict[str, float]  # orchestrator_start: the wait for Prefect's server
+    # orchestrator_start: how long the build waited for Prefect's server once discovery, cache
+    # lookups and the batches were under way (0 without Prefect)
+    seconds: dict[str, float]
 
 
 @contextlib.contextmanager
