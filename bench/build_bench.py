@@ -1,18 +1,23 @@
 """Build benchmark: cold and warm builds of the shared corpus, with and without Prefect.
 
     .venv/bin/python bench/build_bench.py [--sources tests/corpus_sources.yaml] [--workers 2]
+                                          [--repeat 3]
 
-Runs, side by side in one process:
+Runs, side by side in one run, `--repeat` rounds of:
 1. the build without Prefect (`runner="local"`), cold (empty cache), then warm (same cache);
-2. the build as a Prefect flow (`runner="process"`), cold (a fresh cache), then warm. The first
-   flow of the process starts Prefect's temporary server (unless PREFECT_API_URL points at a
-   running one); that start-up is reported on its own.
-Objects are computed in spawned worker processes (a fresh pool per build), so no build profits
-from another's in-process mesh cache. All four releases must have byte-identical manifests.
+2. the build as a Prefect flow (`runner="process"`), cold (a fresh cache), then warm.
+Each build is a subprocess of its own (this file with `--child`: `flows.commands.build_release`,
+as `arena build` runs it), so each Prefect build imports Prefect and starts its own temporary
+server (unless PREFECT_API_URL points at a running one), and no build profits from another's
+in-process mesh cache; the wall time is the subprocess's, interpreter start included. The time
+a Prefect build still waits for its server after discovery, cache lookups and starting its
+batches is reported. `--phases cold` leaves the warm builds out. All releases must have
+byte-identical manifests.
 
-Prefect's share of the wall time is the Prefect build minus the build without Prefect. The
-target is a warm rebuild at most a tenth of the cold build. Prints the figures and writes
-bench/results/build_bench.json.
+Prefect's share of the wall time is the median Prefect build minus the median build without
+Prefect, over the median Prefect build (the rounds alternate the two, so both see the same
+machine load). The target is a warm rebuild at most a tenth of the cold build. Prints the
+figures and writes bench/results/build_bench.json (or --results).
 """
 
 from __future__ import annotations
@@ -21,11 +26,18 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
+import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+# Run as a script, bench/ comes first on sys.path, and bench/duplicates.py would stand in for the
+# duplicates package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -39,23 +51,22 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "build_bench.json"
 
 
-def build(sources: Path, out: Path, cache: Path, runner: str, workers: int) -> dict:
+def child(args: argparse.Namespace) -> None:
+    """One build; its figures to args.report."""
     config = BuildConfig(
-        sources=load_sources(sources),
-        out=out,
+        sources=load_sources(args.sources),
+        out=args.out,
         version="bench",
-        runner=runner,
-        workers=workers,
-        cache_dir=cache,
+        runner=args.runner,
+        workers=args.workers,
+        cache_dir=args.cache,
         live=False,
     )
-    started = time.perf_counter()
     result = build_release(config)
-    wall = time.perf_counter() - started
     counts = result.info["counts"]
-    return {
-        "wall_s": round(wall, 3),
-        "prefect_start_s": round(result.seconds["orchestrator_start"], 3),
+    report = {
+        "build_s": round(result.seconds["total"], 3),
+        "prefect_wait_s": round(result.seconds["orchestrator_start"], 3),
         "objects_phase_s": round(result.seconds["objects"], 3),
         "assemble_s": round(result.seconds["assemble"], 3),
         "stage_cpu_s": round(result.seconds["stages"], 3),
@@ -63,8 +74,32 @@ def build(sources: Path, out: Path, cache: Path, runner: str, workers: int) -> d
         "accepted": counts["accepted"],
         "rejected": counts["rejected"],
         "from_cache": result.cached,
-        "objects_per_s": round(counts["discovered"] / wall, 2),
         "content_hash": result.content_hash,
+    }
+    args.report.write_text(json.dumps(report), encoding="utf-8")
+
+
+def build(sources: Path, out: Path, cache: Path, runner: str, workers: int) -> dict:
+    """One build in a subprocess; its figures with the subprocess's wall time."""
+    report = out.with_name(out.name + ".report.json")
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", "--sources", str(sources)]
+    command += ["--out", str(out), "--cache", str(cache), "--runner", runner]
+    command += ["--workers", str(workers), "--report", str(report)]
+    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, check=True, cwd=REPO)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    data = json.loads(report.read_text(encoding="utf-8"))
+    report.unlink()
+    # CPU time of the build's process tree (the build, its worker processes, Prefect's server):
+    # less sensitive than wall time to other work on a shared machine.
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+        **data,
+        "objects_per_s": round(data["discovered"] / wall, 2),
     }
 
 
@@ -76,57 +111,91 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", type=Path, default=REPO / "tests" / "corpus_sources.yaml")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds (medians are reported)")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--phases", nargs="+", default=["cold", "warm"], choices=("cold", "warm"))
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--runner", help=argparse.SUPPRESS)
+    parser.add_argument("--report", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
 
     work = Path(tempfile.mkdtemp(prefix="build_bench-"))
     os.environ.setdefault("PREFECT_HOME", str(work / "prefect_home"))
     load_before = os.getloadavg()
-    runs = {}
+    rounds: dict[str, list[dict]] = {}
+    first = None
+    identical = True
     try:
-        for runner, label in (("local", "without_prefect"), ("process", "prefect")):
-            cache = work / f"cache-{runner}"
-            for phase in ("cold", "warm"):
-                out = work / f"{runner}-{phase}"
-                runs[f"{label}_{phase}"] = build(args.sources, out, cache, runner, args.workers)
-                print(f"{label:16s} {phase}: {runs[f'{label}_{phase}']}")
-        outs = [work / f"{r}-{p}" for r in ("local", "process") for p in ("cold", "warm")]
-        identical = all(manifest_bytes(o) == manifest_bytes(outs[0]) for o in outs[1:])
-        cache_mb = sum(p.stat().st_size for p in (work / "cache-local").rglob("*") if p.is_file())
+        for i in range(args.repeat):
+            for runner, label in (("local", "without_prefect"), ("process", "prefect")):
+                cache = work / f"cache-{runner}-{i}"
+                for phase in args.phases:
+                    out = work / f"{runner}-{phase}-{i}"
+                    run = build(args.sources, out, cache, runner, args.workers)
+                    run["load_average_1min"] = round(os.getloadavg()[0], 2)
+                    rounds.setdefault(f"{label}_{phase}", []).append(run)
+                    print(f"round {i + 1} {label:16s} {phase}: {run}", flush=True)
+                    manifests = manifest_bytes(out)
+                    first = first or manifests
+                    identical = identical and manifests == first
+                    shutil.rmtree(out)
+                cache_mb = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file())
+                shutil.rmtree(cache)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+    def median_run(runs: list[dict]) -> dict:
+        """Every figure's median over the rounds (the last run's counts and hash)."""
+        numbers = {k for k, v in runs[0].items() if isinstance(v, float | int)}
+        return {
+            **runs[-1],
+            **{k: round(statistics.median(r[k] for r in runs), 3) for k in numbers},
+            "wall_s_each": [r["wall_s"] for r in runs],
+        }
+
+    runs = {name: median_run(group) for name, group in rounds.items()}
 
     def ratio(a, b):
         return round(runs[a]["wall_s"] / runs[b]["wall_s"], 2)
 
     prefect_cold = runs["prefect_cold"]["wall_s"] - runs["without_prefect_cold"]["wall_s"]
-    prefect_warm = runs["prefect_warm"]["wall_s"] - runs["without_prefect_warm"]["wall_s"]
+    prefect_cpu = runs["prefect_cold"]["cpu_s"] - runs["without_prefect_cold"]["cpu_s"]
+    share = {
+        "cold_s": round(prefect_cold, 2),
+        "cold_fraction": round(prefect_cold / runs["prefect_cold"]["wall_s"], 3),
+        "cold_cpu_s": round(prefect_cpu, 2),
+        "cold_cpu_fraction": round(prefect_cpu / runs["prefect_cold"]["cpu_s"], 3),
+        "cold_wait_for_server_s": runs["prefect_cold"]["prefect_wait_s"],
+    }
+    cold_over_warm = {}
+    if "warm" in args.phases:
+        prefect_warm = runs["prefect_warm"]["wall_s"] - runs["without_prefect_warm"]["wall_s"]
+        share["warm_s"] = round(prefect_warm, 2)
+        share["warm_fraction"] = round(prefect_warm / runs["prefect_warm"]["wall_s"], 3)
+        cold_over_warm = {
+            "without_prefect": ratio("without_prefect_cold", "without_prefect_warm"),
+            "prefect": ratio("prefect_cold", "prefect_warm"),
+        }
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
     ).stdout.strip()
     result = {
+        "rounds": args.repeat,
+        "statistic": "median over the rounds",
         "sources": str(
             args.sources.relative_to(REPO) if args.sources.is_relative_to(REPO) else args.sources
         ),
         "workers": args.workers,
         "runs": runs,
         "manifests_identical": identical,
-        "cold_over_warm": {
-            "without_prefect": ratio("without_prefect_cold", "without_prefect_warm"),
-            "prefect": ratio("prefect_cold", "prefect_warm"),
-            "prefect_excluding_server_start": round(
-                (runs["prefect_cold"]["wall_s"] - runs["prefect_cold"]["prefect_start_s"])
-                / runs["prefect_warm"]["wall_s"],
-                2,
-            ),
-        },
-        "prefect_share": {
-            "cold_s": round(prefect_cold, 2),
-            "cold_fraction": round(prefect_cold / runs["prefect_cold"]["wall_s"], 3),
-            "server_start_s": runs["prefect_cold"]["prefect_start_s"],
-            "warm_s": round(prefect_warm, 2),
-            "warm_fraction": round(prefect_warm / runs["prefect_warm"]["wall_s"], 3),
-        },
-        "cache_bytes": cache_mb,
+        "cold_over_warm": cold_over_warm,
+        "prefect_share": share,
+        "cache_bytes": cache_mb,  # of the last build's cache
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
@@ -137,10 +206,10 @@ def main() -> None:
         "commit": commit,
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("cold_over_warm", "prefect_share")}, indent=2))
-    print(f"manifests identical: {identical}; written to {RESULTS}")
+    print(f"manifests identical: {identical}; written to {args.results}")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -38,10 +39,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "scale.json"
 BIN = Path(sys.executable).parent
-PACKAGES = ("flows", "normalize", "verify", "taxonomy", "metric", "schemas")
+PACKAGES = (  # every package of the project (pyproject's packages.find)
+    "flows",
+    "pipeline",
+    "scoring",
+    "export",
+    "duplicates",
+    "previews",
+    "verify",
+    "taxonomy",
+    "normalize",
+    "samples",
+    "schemas",
+    "metric",
+)
 TARGET_COLD_S = 30 * 60
 TARGET_RSS_BYTES = 4 * 1024**3
 POLL_SECONDS = 0.2
+PROGRESS_SECONDS = 30.0
 
 
 # --------------------------------------------------------------------------- the build child
@@ -89,15 +104,21 @@ def child(args: argparse.Namespace) -> None:
 
 # --------------------------------------------------------------------------- measuring
 class TreeMemory:
-    """Peak RSS of a process and all its descendants, polled in a thread."""
+    """Peak RSS of a process and all its descendants, polled in a thread, and the machine's
+    1-minute load average at each poll (its mean and maximum over the build). With `cache`,
+    a progress line every PROGRESS_SECONDS (elapsed, objects stored in the cache so far, RSS
+    and CPU time of the tree, load average), so that a build stopped before its end still
+    shows its rate."""
 
-    def __init__(self, pid: int):
+    def __init__(self, pid: int, cache: Path | None = None, label: str = ""):
         import psutil
 
+        self.cache, self.label = cache, label
         self.root = psutil.Process(pid)
         self.peak_tree = 0
         self.peak_root = 0
         self.peak_processes = 0
+        self.loads: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
@@ -105,6 +126,8 @@ class TreeMemory:
     def _poll(self) -> None:
         import psutil
 
+        started = time.perf_counter()
+        next_line = started + PROGRESS_SECONDS
         while not self._stop.is_set():
             try:
                 processes = [self.root, *self.root.children(recursive=True)]
@@ -121,11 +144,45 @@ class TreeMemory:
                     self.peak_root = max(self.peak_root, rss)
             self.peak_tree = max(self.peak_tree, total)
             self.peak_processes = max(self.peak_processes, len(processes))
+            self.loads.append(os.getloadavg()[0])
+            if self.cache is not None and time.perf_counter() >= next_line:
+                next_line += PROGRESS_SECONDS
+                print(
+                    f"  {self.label} {time.perf_counter() - started:7.0f} s: "
+                    f"{stored_objects(self.cache)} objects in the cache, tree RSS "
+                    f"{total / 1024**2:.0f} MB, tree CPU {tree_cpu(processes):.0f} s, "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
             self._stop.wait(POLL_SECONDS)
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def stored_objects(cache: Path) -> int:
+    """Objects stored in the cache so far (entries/<2 hex>/<entry>)."""
+    count = 0
+    for entries in cache.glob("v*/entries"):
+        for shard in os.scandir(entries):
+            if shard.is_dir():
+                count += sum(1 for _ in os.scandir(shard.path))
+    return count
+
+
+def tree_cpu(processes) -> float:
+    """CPU seconds of the live processes, and of the children they have waited for."""
+    import psutil
+
+    total = 0.0
+    for p in processes:
+        try:
+            t = p.cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
 
 
 def folder_size(folder: Path) -> dict:
@@ -176,11 +233,17 @@ def run_build(sources: Path, out: Path, cache: Path, runner: str, workers: int, 
         str(report),
     ]
     started = time.perf_counter()
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     process = subprocess.Popen(command, env=env, cwd=env["PYTHONPATH"])
-    memory = TreeMemory(process.pid)
+    memory = TreeMemory(process.pid, cache, f"N={out.name}")
     code = process.wait()
     wall = time.perf_counter() - started
     memory.stop()
+    # CPU time of the build's tree (every descendant the build waited for: its worker
+    # processes and Prefect's server); on an idle machine with `workers` cores the wall time
+    # is at least cpu / workers.
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     if code != 0:
         raise SystemExit(f"build failed with exit code {code}: {' '.join(command)}")
     data = json.loads(report.read_text(encoding="utf-8"))
@@ -191,6 +254,12 @@ def run_build(sources: Path, out: Path, cache: Path, runner: str, workers: int, 
         peak_rss_tree_mb=round(memory.peak_tree / 1024**2, 1),
         peak_rss_build_process_mb=round(memory.peak_root / 1024**2, 1),
         peak_processes=memory.peak_processes,
+        cpu_s=round(cpu, 2),
+        idle_projection_s=round(cpu / workers, 2),
+        load_average_1min={
+            "mean": round(sum(memory.loads) / max(len(memory.loads), 1), 2),
+            "max": round(max(memory.loads, default=0.0), 2),
+        },
     )
     return data
 
@@ -332,7 +401,9 @@ def main() -> None:
                     f"N={n:>6} {runner:>6}: cold {cold['wall_s']:8.1f} s "
                     f"({cold['objects_per_s']:.1f} objects/s, peak RSS "
                     f"{cold['peak_rss_tree_mb']:.0f} MB), warm {warm['wall_s']:.1f} s, "
-                    f"cache {cold['cache']['bytes'] / 1e6:.0f} MB",
+                    f"cache {cold['cache']['bytes'] / 1e6:.0f} MB; cold CPU {cold['cpu_s']:.0f} s, "
+                    f"load {cold['load_average_1min']['mean']:.1f}; cold stages (s summed over "
+                    f"objects): {cold['stage_seconds']}",
                     flush=True,
                 )
                 for phase in ("cold", "warm"):

@@ -1,11 +1,12 @@
 """`arena build` as Prefect flows: the same steps as `pipeline.build`, orchestrated.
 
-    arena_build_flow (one flow run per build)
-      for each source:
-        discover                every candidate of the source
-        (cache lookups)         objects whose inputs did not change are taken from the cache
-        source_flow (a subflow, only when something is left to compute; run named by source)
-          batch_task x B        one task per batch of the others: normalize, verify, categorize
+    (before the flow, while Prefect's server starts: `flows.startup`)
+      discover, cache lookups   every candidate of each source; unchanged objects from the cache
+      start_batches             the batches of the others, running in the worker processes
+    arena_build_flow (one flow run per build, named `build <version>`)
+      source_flow (a subflow, only for a source with objects to compute; run named by source)
+        batch_task x B          one task per batch: waits for the batch started above (or, with
+                                Dask or one worker, computes it): normalize, verify, categorize
       assemble                  manifests, split/eval200, release.json, CHANGELOG, card, checksums
       publish                   rename the staging folder to --out
       artifacts                 the release summary (markdown) and the rejects (table)
@@ -20,57 +21,52 @@ or an existing one with `--dask-address`.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import time
+import uuid
 
-# Prefect reads its settings when it is imported: set the defaults first.
-os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+# isort: off
+import flows.startup  # noqa: F401  (first: it sets Prefect's environment defaults)
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
+from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+from prefect.task_runners import ThreadPoolTaskRunner
 
-import contextlib  # noqa: E402
-import logging  # noqa: E402
-import sys  # noqa: E402
-import uuid  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from prefect import flow, task  # noqa: E402
-from prefect.cache_policies import NO_CACHE  # noqa: E402
-from prefect.futures import as_completed  # noqa: E402
-from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings  # noqa: E402
-from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
-
-from normalize.sources import Candidate, SourceConfig  # noqa: E402
-from pipeline.build import (  # noqa: E402
+# isort: on
+from normalize.sources import SourceConfig
+from pipeline.build import (
     BuildConfig,
     BuildResult,
-    SourceRun,
+    PreparedSource,
+    StagedBuild,
+    StartedBatch,
     count_finished,
-    plan_batches,
-    run_batch,
-    run_build,
-    run_source,
+    finish_build,
+    source_run,
+    start_batches,
 )
-from pipeline.chain import BatchSettings  # noqa: E402
+from pipeline.chain import BatchSettings
 
 
 @task(name="batch", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
-def batch_task(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
-    return run_batch(batch, settings)
+def batch_task(batch: StartedBatch, settings: BatchSettings) -> list[dict]:
+    return batch.outcomes(settings)
 
 
 def _source_batches(
     source: SourceConfig,
-    misses: list[Candidate],
+    batches: list[StartedBatch],
     settings: BatchSettings,
-    config: BuildConfig,
     progress,
 ) -> list[dict]:
-    """Compute the objects of one source that the cache does not have, one task per batch
-    (task runs named `<source> <i>/<n>, <objects> objects`)."""
-    batches = plan_batches(misses, config.batch_size, config.workers)
+    """The objects of one source that the cache does not have, one task per batch (task runs
+    named `<source> <i>/<n>, <objects> objects`)."""
     futures = [
         batch_task.with_options(
-            task_run_name=f"{source.name} {i}/{len(batches)}, {len(batch)} objects"
+            task_run_name=f"{source.name} {i}/{len(batches)}, {len(batch.batch)} objects"
         ).submit(batch, settings)
         for i, batch in enumerate(batches, 1)
     ]
@@ -149,7 +145,7 @@ def arena_build_flow(version: str, out: str, sources: list[str], work: str) -> B
     source that cannot be read) raises, so the run ends Failed."""
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-    result = run_build(*_work(work))
+    result = _finish(*_work(work))
     log = run_logger()
     for s in result.info["sources"]:
         log.info(
@@ -175,91 +171,63 @@ def arena_build_flow(version: str, out: str, sources: list[str], work: str) -> B
     return result
 
 
-def build_flow(
-    config: BuildConfig, called: float, dask_address: str | None = None, progress=None
+def _finish(staged, prepared, started, failure, finished, progress, dask_address) -> BuildResult:
+    """The flow's work: a subflow per source with objects to compute, then the assembly (or
+    the release `finished` before the flow, when nothing was left to compute)."""
+    if failure is not None:
+        raise failure
+    if finished is not None:
+        return finished
+    runs = []
+    for p in prepared:
+        t = time.perf_counter()
+        computed = _source_subflow(p, started, staged, progress, dask_address) if p.misses else []
+        runs.append(source_run(p, computed, time.perf_counter() - t))
+    return finish_build(staged, runs)
+
+
+def _source_subflow(
+    prepared: PreparedSource, started: dict, staged: StagedBuild, progress, dask_address
+) -> list[dict]:
+    config, settings, source = staged.config, staged.settings, prepared.source
+    batches = started.get(source.name) or start_batches(prepared.misses, settings, config)
+    runner = _task_runner(config, dask_address)
+    subflow = source_flow.with_options(flow_run_name=source.name, task_runner=runner)
+    # A subflow runs inside this flow's process, whose heartbeat already shows it is alive; a
+    # subflow's own heartbeat thread costs up to a second when it ends (measured: most of
+    # Prefect's time in a warm build of the corpus).
+    with (
+        _handed_over(source, batches, settings, progress) as work,
+        temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
+    ):
+        return subflow(source.name, len(prepared.misses), work)
+
+
+def run_flow(
+    staged: StagedBuild,
+    prepared: list[PreparedSource],
+    started: dict[str, list[StartedBatch]],
+    failure: BaseException | None,
+    finished: BuildResult | None,
+    progress,
+    dask_address: str | None = None,
 ) -> BuildResult:
-    """One release build as a Prefect flow (`arena-build`, run `build <version>`, tagged with
-    the source names), with a subflow (`arena-source`, run named by the source) per source that
-    has objects to compute."""
-
-    def run_sources(settings, progress) -> list[SourceRun]:
-        def compute(source: SourceConfig, misses: list[Candidate]) -> list[dict]:
-            runner = _task_runner(config, dask_address)
-            subflow = source_flow.with_options(flow_run_name=source.name, task_runner=runner)
-            # A subflow runs inside this flow's process, whose heartbeat already shows it is
-            # alive; a subflow's own heartbeat thread costs up to a second when it ends
-            # (measured: most of Prefect's time in a warm build of the corpus).
-            with (
-                _handed_over(source, misses, settings, config, progress) as work,
-                temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
-            ):
-                return subflow(source.name, len(misses), work)
-
-        return [run_source(s, settings, progress, compute) for s in config.sources]
-
+    """The build's flow (`arena-build`, run `build <version>`, tagged with the source names)
+    over sources already discovered and looked up (`flows.startup`), with a subflow
+    (`arena-source`, run named by the source) per source that has objects to compute; the
+    batches `started` per source are already running. `failure`: what went wrong before the
+    flow (the run raises it, so it ends Failed); `finished`: the release, when it was
+    assembled before the flow (nothing to compute), which the run then records."""
     from prefect import tags
 
+    config = staged.config
     names = [s.name for s in config.sources]
     build = arena_build_flow.with_options(flow_run_name=f"build {config.version}")
-    with _handed_over(config, run_sources, called, progress) as work, tags(*names):
+    with (
+        _handed_over(staged, prepared, started, failure, finished, progress, dask_address) as work,
+        tags(*names),
+    ):
         return build(config.version, str(config.out.absolute()), names, work)
-
-
-@contextlib.contextmanager
-def prefect_api():
-    """The Prefect API of the build: the configured one (PREFECT_API_URL), else Prefect's
-    temporary server, started here with a watchdog process that stops it if this process dies
-    without cleaning up. Prefect stops the server when the process exits normally, but a build
-    killed by SIGKILL (or the OOM killer) left it running for good."""
-    from prefect.settings import PREFECT_API_URL
-
-    if PREFECT_API_URL.value():
-        yield
-        return
-    from prefect.server.api.server import SubprocessASGIServer
-
-    server = SubprocessASGIServer()
-    server.start()
-    if server.server_process is not None:
-        stop_with_this_process(server.server_process.pid, "prefect.server.api.server")
-    with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
-        yield
-
-
-_WATCHDOG = """
-import os, signal, sys, time
-parent, target, marker = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode()
-while os.getppid() == parent:
-    time.sleep(1)
-for sig in (signal.SIGTERM, signal.SIGKILL):
-    try:
-        with open(f"/proc/{target}/cmdline", "rb") as f:
-            if marker not in f.read():
-                break  # gone, and the pid is not the same process any more
-        os.kill(target, sig)
-    except OSError:
-        break
-    time.sleep(3)
-"""
-
-
-_WATCHED: set[int] = set()
-
-
-def stop_with_this_process(pid: int, marker: str) -> None:
-    """Start a tiny watchdog process that ends process `pid` (whose command line contains
-    `marker`) once this process is gone (Linux; elsewhere nothing is started)."""
-    if pid in _WATCHED or not Path("/proc/self/cmdline").exists():
-        return
-    _WATCHED.add(pid)
-    import subprocess
-
-    subprocess.Popen(
-        [sys.executable, "-S", "-c", _WATCHDOG, str(os.getpid()), str(pid), marker],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
 
 
 @contextlib.contextmanager

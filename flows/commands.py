@@ -40,20 +40,19 @@ def _fail(command: str, message: str, code: int) -> int:
 
 
 def build_release(config: BuildConfig) -> BuildResult:
-    """Build a release as configured: Prefect flows unless `config.runner == "local"`."""
+    """Build a release as configured: Prefect flows unless `config.runner == "local"`
+    (`flows.startup`: Prefect's server starts while the sources are discovered and looked up,
+    and the objects to compute are already running when the flow starts)."""
     from flows.progress import BuildProgress
 
     progress = BuildProgress(live=config.live, expected_sources=len(config.sources))
     if config.runner == "local":
         return build_locally(config, progress)
     called = time.perf_counter()
-    from flows.build import build_flow, local_dask_cluster, prefect_api
+    from flows.startup import PrefectServer, build_with_prefect
 
-    with prefect_api():
-        if config.runner == "dask" and config.dask_address is None:
-            with local_dask_cluster(config.workers) as address:
-                return build_flow(config, called, address, progress)
-        return build_flow(config, called, config.dask_address, progress)
+    server = PrefectServer.start()  # in the background, while discovery and lookups run
+    return build_with_prefect(config, called, progress, server, config.dask_address)
 
 
 def build_command(

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 # isort: off
-from flows import build  # first: it sets Prefect's environment defaults
+from flows.startup import build_with_prefect  # first: it sets Prefect's environment defaults
 from prefect import flow
 
 # isort: on
@@ -72,7 +72,7 @@ def scheduled_release(sources: str, out_root: str, workers: int = 2) -> str:
         live=False,
         sources_file=Path(sources),
     )
-    result = build.build_flow(config, time.perf_counter(), progress=BuildProgress(live=False))
+    result = build_with_prefect(config, time.perf_counter(), BuildProgress(live=False))
     print(result.summary())
     return str(result.out)
 

@@ -3,15 +3,18 @@ cache, compute the others in batches (in worker processes when --workers > 1), c
 discovered object is accounted for, assemble the release (`export.assemble`) and publish it.
 
     run_build(config, run_sources, called, progress)
-      run_sources(settings, progress)     every source's SourceRun: `run_source` per source,
-                                          computing misses with `compute_locally` (threads)
-                                          or with a Prefect subflow (`flows.build`)
-      check_accounting                    discovered == accepted + rejected, per source
-      export.assemble.assemble_release    manifests, card, changelog, checksums
-      export.release.publish              rename the staging folder to --out
+      staged_build                        lock --out, a staging folder, the batch settings
+      run_sources(settings, progress)     every source's SourceRun: `run_source` per source
+                                          (`prepare_source`: discovery and cache lookups, then
+                                          `compute(source, misses)`: threads, or a Prefect
+                                          subflow in `flows.build`)
+      finish_build                        check_accounting; export.assemble.assemble_release
+                                          (manifests, card, changelog, checksums);
+                                          export.release.publish (rename the staging folder)
 
 `build_locally(config)` is the whole build without Prefect (`arena build --runner local`);
-`flows.build` runs the same steps as Prefect flows and tasks.
+`flows.startup` runs the same steps with the objects in Prefect flows and tasks, discovering,
+looking up and starting the batches before Prefect's server is up.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import shutil
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,8 +175,8 @@ class BuildResult:
             lines += [f"| {code} | {n} |" for code, n in codes.items()]
             lines += ["", f"Details: `{self.out / 'manifest' / 'rejects.parquet'}`.", ""]
         lines.append(
-            f"{s['total']:.1f} s in all: {s.get('orchestrator_start', 0.0):.1f} s starting "
-            f"Prefect, {s.get('objects', 0.0):.1f} s for the objects, "
+            f"{s['total']:.1f} s in all: {s.get('orchestrator_start', 0.0):.1f} s waiting for "
+            f"Prefect's server, {s.get('objects', 0.0):.1f} s for the objects, "
             f"{s.get('assemble', 0.0):.1f} s assembling."
         )
         return "\n".join(lines)
@@ -210,8 +213,8 @@ class BuildResult:
             )
         s = self.seconds
         lines.append(
-            f"  {s['total']:.1f} s in all ({s.get('orchestrator_start', 0.0):.1f} s starting "
-            f"Prefect), {c['discovered'] / max(s['total'], 1e-9):.1f} objects/s; "
+            f"  {s['total']:.1f} s in all ({s.get('orchestrator_start', 0.0):.1f} s waiting for "
+            f"Prefect's server), {c['discovered'] / max(s['total'], 1e-9):.1f} objects/s; "
             f"content hash {self.content_hash[:16]}"
         )
         return "\n".join(lines)
@@ -238,8 +241,11 @@ class WorkerPool:
                 )
             return self._pool
 
+    def submit(self, misses: list[Candidate], settings: BatchSettings) -> Future:
+        return self._executor().submit(chain.compute_batch, misses, settings)
+
     def compute(self, misses: list[Candidate], settings: BatchSettings) -> list[dict]:
-        return self._executor().submit(chain.compute_batch, misses, settings).result()
+        return self.submit(misses, settings).result()
 
     def lookup(self, candidates: list[Candidate], settings: BatchSettings) -> list[dict | None]:
         """Cache lookups of many candidates, in chunks across the worker processes."""
@@ -298,6 +304,33 @@ def run_batch(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
     return chain.compute_batch(batch, settings)
 
 
+class StartedBatch:
+    """A batch handed to the worker processes as soon as it is known (before Prefect's server
+    is up); the batch task that stands for it waits for its outcomes. A second call (a retry
+    of the task after a failure) computes the batch again."""
+
+    def __init__(self, batch: list[Candidate], settings: BatchSettings):
+        self.batch = batch
+        self._future: Future | None = _POOL.submit(batch, settings) if _POOL else None
+
+    def outcomes(self, settings: BatchSettings) -> list[dict]:
+        future, self._future = self._future, None
+        if future is None:
+            return run_batch(self.batch, settings)
+        return future.result()
+
+
+def start_batches(
+    misses: list[Candidate], settings: BatchSettings, config: BuildConfig
+) -> list[StartedBatch]:
+    """The batches of `misses` (`plan_batches`), each started in the worker processes when the
+    build has them (else computed when asked for)."""
+    return [
+        StartedBatch(batch, settings)
+        for batch in plan_batches(misses, config.batch_size, config.workers)
+    ]
+
+
 @contextlib.contextmanager
 def worker_pool(config: BuildConfig):
     """Worker processes for the thread and local runners when --workers > 1 (Dask workers
@@ -344,9 +377,22 @@ def count_finished(progress, source: SourceConfig, outcomes: list[dict]) -> None
     progress.finished(source.name, accepted, len(outcomes) - accepted, cached)
 
 
-def run_source(source: SourceConfig, settings: BatchSettings, progress, compute):
-    """Discover one source, take what the cache has and `compute(source, misses)` the rest (a
-    Prefect subflow, or threads without Prefect); a fully cached source computes nothing."""
+@dataclass
+class PreparedSource:
+    """A source discovered and looked up in the cache: its outcomes so far (the cache hits)
+    and the candidates left to compute."""
+
+    source: SourceConfig
+    discovered: list[str]  # object ids, sorted
+    hits: list[dict]
+    misses: list[Candidate]
+    seconds: float
+    discover_seconds: float
+    skipped: dict
+
+
+def prepare_source(source: SourceConfig, settings: BatchSettings, progress) -> PreparedSource:
+    """Discover one source and take what the cache has (plain Python: no Prefect)."""
     started = time.perf_counter()
     candidates = _discover(source)
     skipped = skipped_files(source, candidates)
@@ -359,18 +405,38 @@ def run_source(source: SourceConfig, settings: BatchSettings, progress, compute)
     discovered = time.perf_counter()
     release.pause_point("discover")
     progress.discovered(source.name, len(candidates))
-    outcomes, misses = split_cached(candidates, settings, LOOKUP_THREADS)
-    count_finished(progress, source, outcomes)
-    if misses:
-        outcomes.extend(compute(source, misses))
-    return SourceRun(
+    hits, misses = split_cached(candidates, settings, LOOKUP_THREADS)
+    count_finished(progress, source, hits)
+    return PreparedSource(
         source,
         [c.object_id for c in candidates],
-        outcomes,
+        hits,
+        misses,
         time.perf_counter() - started,
         discovered - started,
         skipped,
     )
+
+
+def source_run(prepared: PreparedSource, computed: list[dict], seconds: float) -> SourceRun:
+    """The SourceRun of a prepared source once its misses are `computed` (in `seconds`)."""
+    return SourceRun(
+        prepared.source,
+        prepared.discovered,
+        prepared.hits + computed,
+        prepared.seconds + seconds,
+        prepared.discover_seconds,
+        prepared.skipped,
+    )
+
+
+def run_source(source: SourceConfig, settings: BatchSettings, progress, compute):
+    """Discover one source, take what the cache has and `compute(source, misses)` the rest
+    (threads without Prefect); a fully cached source computes nothing."""
+    prepared = prepare_source(source, settings, progress)
+    started = time.perf_counter()
+    computed = compute(source, prepared.misses) if prepared.misses else []
+    return source_run(prepared, computed, time.perf_counter() - started)
 
 
 def _skipped_text(skipped: dict) -> str:
@@ -412,13 +478,24 @@ class NoProgress:
         pass
 
 
-def run_build(config: BuildConfig, run_sources, called: float, progress=None) -> BuildResult:
-    """Lock --out, process every source into a staging folder, assemble, publish.
-    `run_sources(settings, progress)` returns the SourceRun of every source, in order;
-    `called`: when the build was asked for (time.perf_counter), to time Prefect's start-up;
-    `progress`: a display with discovered/finished counters (a context manager)."""
+@dataclass
+class StagedBuild:
+    """A build holding --out's lock, with its staging folder and batch settings."""
+
+    config: BuildConfig
+    settings: BatchSettings
+    started: float
+    # orchestrator_start: how long the build waited for Prefect's server once discovery, cache
+    # lookups and the batches were under way (0 without Prefect)
+    seconds: dict[str, float]
+
+
+@contextlib.contextmanager
+def staged_build(config: BuildConfig, called: float):
+    """Lock --out, recover a killed build's leftovers, refuse a release that may not be
+    replaced, create the staging folder (removed again if the build fails). `called`: when the
+    build was asked for (time.perf_counter)."""
     started = time.perf_counter()
-    seconds = {"orchestrator_start": started - called}
     out = config.out.absolute()
     check_outputs_apart(config.sources, out, config.cache_dir)
     if config.previous is not None:  # a bad --previous is found before the build, not after
@@ -439,26 +516,33 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
                 object_memory=config.object_memory,
             )
             (staging / "objects").mkdir()
-            with progress or NoProgress() as shown, worker_pool(config):
-                runs = run_sources(settings, shown)
-            seconds["objects"] = time.perf_counter() - started
-            t = time.perf_counter()
-            check_accounting(runs)
-            info, content = assemble_release(
-                staging,
-                runs,
-                config.version,
-                config.previous,
-                dict(settings.versions),
-                config.sources_file,
-                config.duplicates,
-                seconds,
+            yield StagedBuild(
+                config, settings, started, {"orchestrator_start": 0.0, "called": called}
             )
-            seconds["assemble"] = time.perf_counter() - t
-            release.publish(staging, out)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+
+
+def finish_build(staged: StagedBuild, runs: list[SourceRun]) -> BuildResult:
+    """Check the accounting, assemble the release in the staging folder and publish it."""
+    config, settings, seconds = staged.config, staged.settings, dict(staged.seconds)
+    called = seconds.pop("called")
+    seconds["objects"] = time.perf_counter() - staged.started
+    t = time.perf_counter()
+    check_accounting(runs)
+    info, content = assemble_release(
+        settings.staging,
+        runs,
+        config.version,
+        config.previous,
+        dict(settings.versions),
+        config.sources_file,
+        config.duplicates,
+        seconds,
+    )
+    seconds["assemble"] = time.perf_counter() - t
+    release.publish(settings.staging, config.out.absolute())
     outcomes = [o for run in runs for o in run.outcomes]
     stages = Counter({"discover": sum(run.discover_seconds for run in runs)})
     for o in outcomes:
@@ -467,7 +551,7 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
     seconds["total"] = time.perf_counter() - called
     stages["duplicates"] = seconds["duplicates"]
     return BuildResult(
-        out=out,
+        out=config.out.absolute(),
         version=config.version,
         content_hash=content,
         info=info,
@@ -479,6 +563,17 @@ def run_build(config: BuildConfig, run_sources, called: float, progress=None) ->
         stage_seconds={**dict(sorted(stages.items())), "assemble": seconds["assemble"]},
         rejects=[o["reject"] for o in outcomes if not o["accepted"]],
     )
+
+
+def run_build(config: BuildConfig, run_sources, called: float, progress=None) -> BuildResult:
+    """Lock --out, process every source into a staging folder, assemble, publish.
+    `run_sources(settings, progress)` returns the SourceRun of every source, in order;
+    `called`: when the build was asked for (time.perf_counter); `progress`: a display with
+    discovered/finished counters (a context manager)."""
+    with staged_build(config, called) as staged:
+        with progress or NoProgress() as shown, worker_pool(config):
+            runs = run_sources(staged.settings, shown)
+        return finish_build(staged, runs)
 
 
 def build_locally(config: BuildConfig, progress=None) -> BuildResult:

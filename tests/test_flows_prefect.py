@@ -174,3 +174,69 @@ def test_build_on_a_local_dask_cluster(prefect_harness, sample_library, sample_r
     )
     assert len(result.computed) == 40
     assert manifests(tmp_path / "release") == manifests(sample_release)
+
+
+class LateServer:
+    """The session's Prefect API (prefect_harness), reported ready only once `ready()` holds:
+    what the build did before `wait()` returned, it did without Prefect."""
+
+    url = None
+
+    def __init__(self, ready):
+        self.ready, self.held = ready, None
+
+    def wait(self) -> float:
+        deadline = time.monotonic() + 600
+        while not self.ready() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.held = self.ready()
+        return 0.0
+
+    def active(self):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+
+def test_objects_are_computed_and_a_warm_release_published_before_prefect_is_up(
+    prefect_harness, sample_library, sample_release, tmp_path
+):
+    from flows.progress import BuildProgress
+    from flows.startup import build_with_prefect
+
+    def config(out):
+        return BuildConfig(
+            sources=load_sources(sample_library / "sources.yaml"),
+            out=out,
+            version="test",
+            batch_size=4,
+            workers=2,
+            runner="process",
+            cache_dir=tmp_path / "cache",
+            live=False,
+        )
+
+    cold = tmp_path / "cold"
+
+    def computed_objects() -> int:  # written into the staging folder by the worker processes
+        return len(list(tmp_path.glob(f".{cold.name}.build-*/objects/*/object.urdf")))
+
+    server = LateServer(lambda: computed_objects() >= 8)
+    result = build_with_prefect(config(cold), time.perf_counter(), BuildProgress(False), server)
+    assert server.held, "the batches ran in the worker processes before Prefect was up"
+    assert len(result.computed) == 40
+    assert manifests(cold) == manifests(sample_release)
+    runs, _ = recorded_runs()
+    [build] = [r for r in runs["arena-build"] if r.parameters["out"] == str(cold.absolute())]
+    assert build.state.type.value == "COMPLETED" and build.name == "build test"
+
+    warm = tmp_path / "warm"
+    server = LateServer(lambda: (warm / "release.json").is_file())
+    result = build_with_prefect(config(warm), time.perf_counter(), BuildProgress(False), server)
+    assert server.held, "nothing to compute: the release is published before waiting for Prefect"
+    assert result.cached == 40 and manifests(warm) == manifests(sample_release)
+    runs, _ = recorded_runs()
+    [build] = [r for r in runs["arena-build"] if r.parameters["out"] == str(warm.absolute())]
+    assert build.state.type.value == "COMPLETED"
+    summary = artifact("arena-release-summary", build.id)
+    assert f"Written to `{warm.absolute()}`" in summary.data
