@@ -14,8 +14,10 @@ and compared with three perturbations of itself:
 
 E_B is the joint distance in the link's kinetic norm, the material motion is
 `material_motion_distance` (both endpoint twists exponentiated, RMS displacement of the link's
-material, swap minimum). Plots the median and interquartile band of E_B / material motion over
-the joints against theta, one curve per perturbation, with the closed form theta / (2 sin
+material, swap minimum). Left panel: E_B against the material motion of every joint,
+perturbation and angle (log-log, coloured by swept angle; the paper's Figure 4 colours by
+perturbation only). Right panel: the median and interquartile band of E_B / material motion
+over the joints against theta, one curve per perturbation, with the closed form theta / (2 sin
 (theta / 2)) of a hinge against the fixed joint for reference. Writes
 bench/results/calibration_curve.png and bench/results/calibration_curve.json.
 """
@@ -107,6 +109,7 @@ def main() -> None:
         "limit": twist,
     }
     zeros = np.zeros(n)
+    points = []  # (E_B, material motion, theta in degrees) of every joint, kind and angle
     curves: dict = {k: {"median": [], "q25": [], "q75": [], "max": []} for k in perturbed_twist}
     for theta in np.radians(ANGLES_DEG):
         base = metric.Joints(twist, zeros, np.full(n, theta))
@@ -116,6 +119,7 @@ def main() -> None:
             e_b = metric.joint_distance(base, other, grams)
             motion = metric.material_motion_distance(base, other, mass, com, inertia)
             ratio = e_b / motion
+            points.append((e_b, motion, np.full(n, np.degrees(theta))))
             q25, median, q75 = np.percentile(ratio, [25, 50, 75])
             curve = curves[kind]
             curve["median"].append(float(median))
@@ -124,7 +128,18 @@ def main() -> None:
             curve["max"].append(float(ratio.max()))
     hinge = np.radians(ANGLES_DEG) / (2.0 * np.sin(np.radians(ANGLES_DEG) / 2.0))
 
-    figure, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120)
+    figure, (scatter, ax) = plt.subplots(1, 2, figsize=(13.0, 4.8), dpi=110)
+    e_b, motion, swept = (np.concatenate(x) for x in zip(*points, strict=True))
+    dots = scatter.scatter(motion, e_b, c=swept, s=3, cmap="viridis", alpha=0.6)
+    span = [min(motion.min(), e_b.min()), max(motion.max(), e_b.max())]
+    scatter.plot(span, span, "k--", linewidth=0.8, label="E_B = material motion")
+    scatter.set_xscale("log")
+    scatter.set_yscale("log")
+    scatter.set_xlabel("material-motion discrepancy (m)")
+    scatter.set_ylabel("E_B (m)")
+    scatter.set_title("axis, pivot and limit perturbations, every joint and angle")
+    scatter.legend(loc="upper left")
+    figure.colorbar(dots, ax=scatter, label="swept angle θ (degrees)")
     styles = {"axis": ("tab:blue", "-", None), "origin": ("tab:orange", ":", "o")}
     styles["limit"] = ("tab:green", "-", None)
     for kind, (colour, line, marker) in styles.items():
@@ -143,7 +158,7 @@ def main() -> None:
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xlabel("swept angle θ of the joint (degrees)")
     ax.set_ylabel("E_B / material-motion discrepancy")
-    ax.set_title(f"E_B calibration on {n} corpus hinges (band: interquartile range)")
+    ax.set_title(f"E_B / material motion on {n} corpus hinges (band: interquartile range)")
     ax.legend(loc="upper left")
     ax.grid(alpha=0.3)
     figure.tight_layout()
