@@ -31,6 +31,14 @@ in the relaxation's matching splits the node into three disjoint children (forbi
 pair; fix it and forbid the second; fix both and forbid the third). Search ends when no open node
 can beat the best realizable matching found, which is then optimal (up to a relative tolerance
 of 1e-12 on the savings).
+
+Rooting both trees, realizable matchings are the ancestry-preserving ones, i.e. unordered tree
+edit mappings with contraction as node deletion; that problem is NP-hard (Zhang, Statman and
+Shasha 1992), so no per-node-pair assignment DP is exact for it (such a DP computes the
+constrained distance, a restriction). A DP over node pairs that relaxes instead of restricting
+gives a second upper bound on the savings (`_subtree_bound`): much tighter than the assignment
+bound on trees with many equal joints (it is exact on corrupted copies of a keyboard), weaker
+than needed on unrelated random trees. Both searches try it once, after `_CERTIFY_AFTER` nodes.
 """
 
 from __future__ import annotations
@@ -67,7 +75,8 @@ class TreeDistance:
     certified: the relaxation's optimal matching is realizable, so E^tree == relaxation.
     exact: `value` is proven optimal (certified, or the search finished within its budget).
     matching: [(i, k), ...] original joint indices of T1 and T2 matched by `value`'s matching.
-    nodes_explored: relaxations solved by the search (1 when certified).
+    nodes_explored: relaxations solved by the search (1 when certified), plus one per rooting
+    of the second tree when the subtree bound was computed.
     inverted: the pairs of `matching` whose edges the matching maps onto each other oriented
     the other way, so J1[i] was compared with the inverse of J2[k] (`unrooted_tree_distance`
     only; always empty for `tree_distance`).
