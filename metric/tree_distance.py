@@ -403,8 +403,9 @@ def _subtree_bound(t1: Tree, t2: Tree, savings: np.ndarray, oriented: bool) -> t
 class _Budgeted:
     """A search's budget: `nodes` explored so far against `max_nodes`, and a `deadline`
     (time.perf_counter) that sets `timed_out` when it passes; and the subtree bound, tried once
-    after `_CERTIFY_AFTER` nodes if the budget allows one node per rooting it evaluates
-    (`ceiling`: its value, an upper bound on the savings; inf before)."""
+    (after `_CERTIFY_AFTER` nodes, or earlier on a small budget) at one node per rooting it
+    evaluates, if the budget can pay for them (`ceiling`: its value, an upper bound on the
+    savings; inf before)."""
 
     nodes: int
     max_nodes: int | None
@@ -416,11 +417,17 @@ class _Budgeted:
     ceiling: float = np.inf
 
     def _ceiling_reached(self) -> bool:
-        """Has the incumbent reached the subtree bound (computing it first when due)?"""
-        if self.subtree_bound is not None and self.nodes >= _CERTIFY_AFTER:
+        """Has the incumbent reached the subtree bound (computing it first when due: after
+        `_CERTIFY_AFTER` nodes, or earlier so that its rootings still fit in the budget)?"""
+        if self.subtree_bound is not None:
             rootings, bound = self.subtree_bound
-            self.subtree_bound = None
-            if self.max_nodes is None or self.nodes + rootings <= self.max_nodes:
+            due = _CERTIFY_AFTER
+            if self.max_nodes is not None:
+                due = min(due, self.max_nodes - rootings)
+                if due < 1:
+                    self.subtree_bound = None  # the budget cannot pay for it
+            if self.subtree_bound is not None and self.nodes >= due:
+                self.subtree_bound = None
                 self.nodes += rootings
                 self.ceiling = bound()
         return self.ceiling <= self.best + self.tolerance
