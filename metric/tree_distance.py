@@ -423,13 +423,13 @@ class _Budgeted:
             rootings, bound = self.subtree_bound
             due = _CERTIFY_AFTER
             if self.max_nodes is not None:
-                due = min(due, self.max_nodes - rootings)
-                if due < 1:
-                    self.subtree_bound = None  # the budget cannot pay for it
-            if self.subtree_bound is not None and self.nodes >= due:
+                # A branching adds up to three nodes between two checks.
+                due = min(due, self.max_nodes - rootings - 3)
+            if self.nodes >= due:
                 self.subtree_bound = None
-                self.nodes += rootings
-                self.ceiling = bound()
+                if self.max_nodes is None or self.nodes + rootings <= self.max_nodes:
+                    self.nodes += rootings
+                    self.ceiling = bound()
         return self.ceiling <= self.best + self.tolerance
 
     def _out_of_budget(self) -> bool:
