@@ -12,8 +12,10 @@ distance) and `unrooted_tree_distance` (base link free, what scoring uses):
    each (a joint perturbed, a spurious joint, a missing joint, a part split), as in
    bench/tree_agreement.py.
 
-For the pairs proven exact within the budget, the value is compared with an unbudgeted run
-(20 times the budget). Writes bench/results/tree_exactness.json.
+The budget counts the assignment relaxations solved and one node per rooting of the subtree
+bound (tried once per search, docs/metric.md). For the pairs proven exact within the budget,
+the value is compared with an unbudgeted run (20 times the budget). Writes
+bench/results/tree_exactness.json.
 """
 
 from __future__ import annotations

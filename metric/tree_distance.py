@@ -31,6 +31,14 @@ in the relaxation's matching splits the node into three disjoint children (forbi
 pair; fix it and forbid the second; fix both and forbid the third). Search ends when no open node
 can beat the best realizable matching found, which is then optimal (up to a relative tolerance
 of 1e-12 on the savings).
+
+Rooting both trees, realizable matchings are the ancestry-preserving ones, i.e. unordered tree
+edit mappings with contraction as node deletion; that problem is NP-hard (Zhang, Statman and
+Shasha 1992), so no per-node-pair assignment DP is exact for it (such a DP computes the
+constrained distance, a restriction). A DP over node pairs that relaxes instead of restricting
+gives a second upper bound on the savings (`_subtree_bound`): much tighter than the assignment
+bound on trees with many equal joints (it is exact on corrupted copies of a keyboard), weaker
+than needed on unrelated random trees. Both searches try it once, after `_CERTIFY_AFTER` nodes.
 """
 
 from __future__ import annotations
@@ -53,6 +61,8 @@ _TOLERANCE = 1e-12
 _REPAIR_EVERY = 8
 #: The unrooted search probes every candidate pair once it has expanded this many nodes.
 _PROBE_AFTER = 200
+#: Both searches try the subtree bound (`_subtree_bound`) once they have expanded this many.
+_CERTIFY_AFTER = 200
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,8 @@ class TreeDistance:
     certified: the relaxation's optimal matching is realizable, so E^tree == relaxation.
     exact: `value` is proven optimal (certified, or the search finished within its budget).
     matching: [(i, k), ...] original joint indices of T1 and T2 matched by `value`'s matching.
-    nodes_explored: relaxations solved by the search (1 when certified).
+    nodes_explored: relaxations solved by the search (1 when certified), plus one per rooting
+    of the second tree when the subtree bound was computed.
     inverted: the pairs of `matching` whose edges the matching maps onto each other oriented
     the other way, so J1[i] was compared with the inverse of J2[k] (`unrooted_tree_distance`
     only; always empty for `tree_distance`).
@@ -271,14 +282,155 @@ def _pattern(side: np.ndarray, new: int, fixed: np.ndarray) -> np.ndarray:
     return np.hstack([j_between, a_between, new_between])
 
 
+# --------------------------------------------------------------------------- subtree bound
+
+
+@dataclass(frozen=True)
+class _Rooting:
+    """A contracted tree rooted at one of its nodes. Nodes are contracted node classes;
+    `edge[x]` is the edge joining x to its parent (-1 at the root), `away[e]` says edge e is
+    stored oriented away from the root, and `levels` lists (nodes, children, starts) by height,
+    leaves first: the children of the level's nodes grouped by parent, `starts` the offsets of
+    the groups (every node of a level above 0 has children)."""
+
+    root: int
+    edge: np.ndarray
+    away: np.ndarray
+    levels: list
+
+
+def _rooting(u: np.ndarray, v: np.ndarray, root: int) -> _Rooting:
+    n = len(u) + 1
+    neighbours: list = [[] for _ in range(n)]
+    for e, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
+        neighbours[a].append((b, e))
+        neighbours[b].append((a, e))
+    parent = np.full(n, -1, dtype=np.int64)
+    edge = np.full(n, -1, dtype=np.int64)
+    away = np.zeros(len(u), dtype=bool)
+    children: list = [[] for _ in range(n)]
+    order, seen = [root], np.zeros(n, dtype=bool)
+    seen[root] = True
+    for x in order:
+        for y, e in neighbours[x]:
+            if not seen[y]:
+                seen[y] = True
+                parent[y], edge[y], away[e] = x, e, u[e] == x
+                children[x].append(y)
+                order.append(y)
+    height = np.zeros(n, dtype=np.int64)
+    for x in reversed(order):
+        if parent[x] >= 0:
+            height[parent[x]] = max(height[parent[x]], height[x] + 1)
+    levels = []
+    for h in range(int(height.max()) + 1):
+        nodes = np.flatnonzero(height == h)
+        kids = [children[x] for x in nodes.tolist()]
+        starts = np.cumsum([0] + [len(k) for k in kids[:-1]]).astype(np.int64)
+        flat = np.array([c for k in kids for c in k], dtype=np.int64)
+        levels.append((nodes, flat, starts))
+    return _Rooting(root, edge, away, levels)
+
+
+def _rooted_bound(r1: _Rooting, r2: _Rooting, savings: np.ndarray) -> float:
+    """Upper bound on the savings of every matching that is realizable with the root class of
+    T1 (rooted at r1) mapped onto the class holding r2; `savings` (n1, n2) per edge pair.
+
+    With both trees rooted, a realizable matching is a one-to-one matching of edges (named by
+    their lower nodes) that preserves ancestry. For node pairs (x, y), with the relaxation that
+    the parts of a matching under different children of x (or of y) may reuse nodes of the
+    other tree:
+      F[x, y]  bounds matchings between the edges strictly below x and strictly below y:
+               min(sum over children c of x of A[c, y], sum over children d of y of B[x, d]);
+      A[c, y]  bounds matchings of c's edge and those below it into the edges below y: c
+               unmatched (F[c, y]) or matched to some d below y (S[c, d] + F[c, d]);
+      B[x, d]  the same with the roles of the trees exchanged.
+    The bound is F[r1, r2]. Leaf rows and columns are 0; all values are >= 0.
+    """
+    n1, n2 = len(r1.edge), len(r2.edge)
+    node_savings = np.zeros((n1, n2))
+    m1, m2 = np.flatnonzero(r1.edge >= 0), np.flatnonzero(r2.edge >= 0)
+    node_savings[np.ix_(m1, m2)] = savings[np.ix_(r1.edge[m1], r2.edge[m2])]
+    f, a, b, g = (np.zeros((n1, n2)) for _ in range(4))
+    for height1, (xs, kids1, starts1) in enumerate(r1.levels):
+        if height1 == 0:
+            h = np.zeros((len(xs), n2))
+        else:
+            sa = np.add.reduceat(a[kids1], starts1, axis=0)
+            h = np.maximum.reduceat(g[kids1], starts1, axis=0)
+        fx, bx = np.zeros((len(xs), n2)), np.zeros((len(xs), n2))
+        bx[:, r2.levels[0][0]] = h[:, r2.levels[0][0]]
+        if height1 > 0:
+            for ys, kids2, starts2 in r2.levels[1:]:
+                sb = np.add.reduceat(bx[:, kids2], starts2, axis=1)
+                fx[:, ys] = np.minimum(sa[:, ys], sb)
+                bx[:, ys] = np.maximum(fx[:, ys], h[:, ys])
+        value = node_savings[xs] + fx
+        below = np.zeros((len(xs), n2))  # max of `value` over the nodes strictly below y
+        for ys, kids2, starts2 in r2.levels[1:]:
+            below[:, ys] = np.maximum.reduceat(
+                np.maximum(value[:, kids2], below[:, kids2]), starts2, axis=1
+            )
+        f[xs], b[xs] = fx, bx
+        a[xs] = np.maximum(fx, below)
+        g[xs] = np.maximum(value, h)
+    return float(f[r1.root, r2.root])
+
+
+def _subtree_bound(t1: Tree, t2: Tree, savings: np.ndarray, oriented: bool) -> tuple:
+    """(rootings, bound): an upper bound on the savings of every realizable matching, the
+    maximum of `_rooted_bound` over the nodes of T2 (T1 rooted at its first node class; some
+    node of T2 lies in the class T1's root class maps onto). `savings` is (n1, n2), or with
+    `oriented` (2, n1, n2) by orientation (the unrooted distance): a pair is then priced in the
+    orientation the rootings give it. Returns a callable, so the cost is paid only if used."""
+    c1, c2 = t1.contracted, t2.contracted
+
+    def bound() -> float:
+        r1 = _rooting(c1.u, c1.v, 0)
+        best = 0.0
+        for root in range(len(c2.u) + 1):
+            r2 = _rooting(c2.u, c2.v, root)
+            priced = savings
+            if oriented:
+                flipped = r1.away[:, None] != r2.away[None, :]
+                priced = np.where(flipped, savings[1], savings[0])
+            best = max(best, _rooted_bound(r1, r2, np.maximum(priced, 0.0)))
+        return best
+
+    return len(c2.u) + 1, bound
+
+
 class _Budgeted:
     """A search's budget: `nodes` explored so far against `max_nodes`, and a `deadline`
-    (time.perf_counter) that sets `timed_out` when it passes."""
+    (time.perf_counter) that sets `timed_out` when it passes; and the subtree bound, tried once
+    (after `_CERTIFY_AFTER` nodes, or earlier on a small budget) at one node per rooting it
+    evaluates, if the budget can pay for them (`ceiling`: its value, an upper bound on the
+    savings; inf before)."""
 
     nodes: int
     max_nodes: int | None
     deadline: float | None
     timed_out: bool
+    best: float
+    tolerance: float
+    subtree_bound: tuple | None = None
+    ceiling: float = np.inf
+
+    def _ceiling_reached(self) -> bool:
+        """Has the incumbent reached the subtree bound (computing it first when due: after
+        `_CERTIFY_AFTER` nodes, or earlier so that its rootings still fit in the budget)?"""
+        if self.subtree_bound is not None:
+            rootings, bound = self.subtree_bound
+            due = _CERTIFY_AFTER
+            if self.max_nodes is not None:
+                # A branching adds up to three nodes between two checks.
+                due = min(due, self.max_nodes - rootings - 3)
+            if self.nodes >= due:
+                self.subtree_bound = None
+                if self.max_nodes is None or self.nodes + rootings <= self.max_nodes:
+                    self.nodes += rootings
+                    self.ceiling = bound()
+        return self.ceiling <= self.best + self.tolerance
 
     def _out_of_budget(self) -> bool:
         if self.max_nodes is not None and self.nodes >= self.max_nodes:
@@ -405,11 +557,11 @@ class _Search(_Budgeted):
         self._evaluate([], 0.0, np.ones((n1, n2), dtype=bool), np.zeros((n1, n2), dtype=bool))
         while self._heap:
             neg_bound, _, node = self._heap[0]
-            if -neg_bound <= self.best + self.tolerance:
+            if -neg_bound <= self.best + self.tolerance or self._ceiling_reached():
                 self._heap.clear()
                 break
             if self._out_of_budget():
-                return -neg_bound
+                return min(-neg_bound, self.ceiling)
             heapq.heappop(self._heap)
             self._branch(node)
         return self.best
@@ -482,6 +634,7 @@ def tree_distance(
             nodes_explored=1,
         )
     search = _Search(problem, deadline, max_nodes)
+    search.subtree_bound = _subtree_bound(t1, t2, savings, oriented=False)
     if exact:
         upper_savings = search.run(relax_pairs)
     else:
@@ -710,11 +863,11 @@ class _OrientedSearch(_Budgeted):
         self._evaluate([], 0.0, self.useful)
         while self._heap:
             neg_bound, _, node = self._heap[0]
-            if -neg_bound <= self.best + self.tolerance:
+            if -neg_bound <= self.best + self.tolerance or self._ceiling_reached():
                 self._heap.clear()
                 break
             if self._out_of_budget():
-                return -neg_bound
+                return min(-neg_bound, self.ceiling)
             if self.nodes >= _PROBE_AFTER and not self.probed:
                 self.probed = True
                 self.useful = self.probe(self.useful)
@@ -764,6 +917,7 @@ def unrooted_tree_distance(
     deadline, max_nodes = _budget(budget)
     problem = _oriented_problem(t1, t2, norm, kappa)
     search = _OrientedSearch(problem, deadline, max_nodes)
+    search.subtree_bound = _subtree_bound(t1, t2, problem.savings, oriented=True)
     relax_savings, relax_pairs = search.relax(np.ones(problem.costs.shape, dtype=bool))
     relaxation = problem.value(relax_pairs)
     if (

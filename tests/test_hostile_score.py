@@ -1,7 +1,9 @@
-"""Scoring and distance bounded, predictions confined. N joints on the base against the same
-N chained make the exact search grow about as N^4 nodes; the search stops at its budget
-(scoring.compare.search_budget) and says the value is not exact, instead of stalling every
-method's score. A prediction whose entry links out of its folder is not read."""
+"""Scoring and distance bounded, predictions confined. N joints chained against the same N
+joints as a binary tree make the exact search grow far beyond any budget; the search stops at
+its budget (scoring.compare.search_budget) and says the value is not exact, instead of stalling
+every method's score (N joints on the base against the same N chained used to as well; the
+subtree bound now proves that pair exact within the budget). A prediction whose entry links out
+of its folder is not read."""
 
 from __future__ import annotations
 
@@ -18,10 +20,12 @@ from scoring.score import _read_prediction
 N = 40
 
 
-def _urdf(chained: bool) -> str:
+def _urdf(chained: bool, binary: bool = False) -> str:
+    """N revolute joints on the base (a star), chained, or as a binary tree (parent i // 2)."""
     links = "".join(f'<link name="l{i}">{box((0.05, 0.05, 0.05))}</link>' for i in range(N + 1))
     joints = "".join(
-        f'<joint name="j{i}" type="revolute"><parent link="l{i if chained else 0}"/>'
+        f'<joint name="j{i}" type="revolute">'
+        f'<parent link="l{i // 2 if binary else i if chained else 0}"/>'
         f'<child link="l{i + 1}"/><origin xyz="{0.1 * (i + 1)} {0.01 * i} 0"/>'
         f'<axis xyz="0 {i % 2} {1 - i % 2}"/><limit lower="-1" upper="1"/></joint>'
         for i in range(N)
@@ -35,10 +39,20 @@ def test_the_budget_shrinks_with_the_cost_of_a_node():
     assert search_budget(10_000, 10_000) == MIN_SEARCH_NODES
 
 
-def test_a_chain_against_a_star_stops_at_its_budget_and_says_so(tmp_path):
-    write(tmp_path, {"star.urdf": _urdf(False), "chain.urdf": _urdf(True)})
+def test_a_chain_against_a_binary_tree_stops_at_its_budget_and_says_so(tmp_path):
+    write(
+        tmp_path,
+        {
+            "star.urdf": _urdf(False),
+            "chain.urdf": _urdf(True),
+            "binary.urdf": _urdf(False, binary=True),
+        },
+    )
+    star = object_distance(tmp_path / "chain.urdf", tmp_path / "star.urdf")
+    assert star["exact"] and not star["certified"]
+    assert star["nodes_explored"] <= search_budget(N, N) + 2
     started = time.perf_counter()
-    d = object_distance(tmp_path / "chain.urdf", tmp_path / "star.urdf")
+    d = object_distance(tmp_path / "chain.urdf", tmp_path / "binary.urdf")
     assert time.perf_counter() - started < 60
     assert d["exact"] is False and not d["certified"]
     # the budget is checked before each branching, which evaluates both children

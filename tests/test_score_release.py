@@ -84,6 +84,14 @@ def test_outputs_match_their_schemas(scored):
     assert "| Method | Gen ↑ (%) | TypeErr ↓ (%) | OriginErr ↓ (m) | AxisErr ↓ (rad)" in report
     assert "| copy | **100.0 [100.0, 100.0]**" in report
     assert "| copy − partial | 1 |" in report
+    # The paper's Table 4 layout (group row, names, units, means) and Table 7's (Gen, Pair).
+    assert "|  | Prior per-component scores |  |  |  |  |  | Ours |" in report
+    units = "|  | (%) | (%) | (m) | (rad) | (range / dir) | (%) | (m) |  | (per joint) |  |"
+    assert units in report
+    assert "| copy | **100.0** | **0.0** |" in report
+    coverage = result.summary["methods"]["copy"]["coverage"]
+    assert "| Method | Gen | Pair |" in report
+    assert f"| copy | {coverage['gen']} | {coverage['pairs']} |" in report
 
 
 def test_copies_of_the_ground_truth_score_zero(scored):
