@@ -30,9 +30,10 @@ def check_count(what: str, count: int, limit: int, path=None, stage: str = "pars
         )
 
 
-#: The largest magnitude of any number of an object: positions and sizes (metres, before the
-#: source's scale), limits, mesh scales, masses, inertias, mimic couplings, efforts and
-#: velocities. Real objects stay below 1e4; a literal like 1e300 would overflow the metric.
+#: The largest magnitude of any number of an object once the source's scale is applied
+#: (lengths times the scale, masses times its cube, inertias times its fifth power): positions
+#: and sizes, limits, mesh scales, masses, inertias, mimic couplings, efforts and velocities.
+#: Real objects stay below 1e4; a literal like 1e300 would overflow the metric.
 MAX_MAGNITUDE = 1e9
 #: The longest name (characters) of an object, link, joint or shape, and the longest path
 #: component of a file an object names; longer ones are refused with `name.too_long`.
@@ -41,39 +42,42 @@ MAX_PATH_CHARS = 4096  # a whole file name an object refers to
 
 
 def _numbers(obj):
-    """(element, what, values) of every number of an object that has a unit or a scale."""
+    """(element, what, values, length dimension) of every number of an object that has a unit
+    or a scale; the dimension is the power of the source's scale that the values take on."""
     for link in obj.links:
         element = f"link {link.name}"
         if link.inertial is not None:
-            yield element, "mass", [link.inertial.mass]
-            yield element, "centre of mass", link.inertial.com
-            yield element, "inertia", link.inertial.inertia
+            yield element, "mass", [link.inertial.mass], 3
+            yield element, "centre of mass", link.inertial.com, 1
+            yield element, "inertia", link.inertial.inertia, 5
         for geometry in (*link.visuals, *link.collisions):
             shape = f"{element} shape {geometry.name or geometry.filename or geometry.kind}"
-            yield shape, "origin", geometry.origin[:3, 3]
-            yield shape, "size", geometry.size
-            yield shape, "mesh scale", geometry.scale
+            yield shape, "origin", geometry.origin[:3, 3], 1
+            yield shape, "size", geometry.size, 1
+            yield shape, "mesh scale", geometry.scale, 1
     for joint in obj.joints:
         element = f"joint {joint.name}"
-        yield element, "origin", joint.origin[:3, 3]
-        yield element, "limits", [joint.lower, joint.upper]
-        yield element, "pitch", [joint.pitch]
-        yield element, "effort and velocity", [joint.effort or 0.0, joint.velocity or 0.0]
+        yield element, "origin", joint.origin[:3, 3], 1
+        yield element, "limits", [joint.lower, joint.upper], 1 if joint.type == "prismatic" else 0
+        yield element, "pitch", [joint.pitch], 1
+        yield element, "effort and velocity", [joint.effort or 0.0, joint.velocity or 0.0], 0
         if joint.mimic is not None:
-            yield element, "mimic coupling", [joint.mimic.multiplier, joint.mimic.offset]
+            yield element, "mimic coupling", [joint.mimic.multiplier, joint.mimic.offset], 0
 
 
-def check_values(obj, path=None, limit: float = MAX_MAGNITUDE) -> None:
-    """Raise `parse.out_of_range` for a finite number beyond `limit` (infinite limits are the
-    adapters' business: refused as `parse.infinite` or allowed where unbounded)."""
-    for element, what, values in _numbers(obj):
+def check_values(obj, path=None, scale: float = 1.0, limit: float = MAX_MAGNITUDE) -> None:
+    """Raise `parse.out_of_range` for a finite number beyond `limit` once the source's `scale`
+    is applied (a millimetre source's masses are 1e9 times its kilogram ones); infinite limits
+    are the adapters' business: refused as `parse.infinite` or allowed where unbounded."""
+    for element, what, values, dimension in _numbers(obj):
         values = np.asarray(values, dtype=float).ravel()
         finite = values[np.isfinite(values)]
-        if finite.size and float(np.abs(finite).max()) > limit:
+        bound = limit / float(scale) ** dimension
+        if finite.size and float(np.abs(finite).max()) > bound:
             worst = float(finite[np.argmax(np.abs(finite))])
             raise AssetError(
-                f"{element}: {what} {worst:g} is beyond the plausible magnitude {limit:g} "
-                "(see docs/limits.md)",
+                f"{element}: {what} {worst:g} is beyond the plausible magnitude {bound:g} "
+                f"({limit:g} after the source's scale {scale:g}; see docs/limits.md)",
                 code="parse.out_of_range",
                 stage="parse",
                 path=None if path is None else str(path),

@@ -107,7 +107,7 @@ def normalize_candidate(candidate: Candidate, out_root: Path) -> NormalizeResult
             check_count("links", len(raw.links), source.max_links, candidate.path)
             check_count("joints", len(raw.joints), source.max_links, candidate.path)
             check_names(raw, candidate.path)
-            check_values(raw, candidate.path)
+            check_values(raw, candidate.path, source.scale)
             check_depth(raw, candidate.path)
         changes = list(raw.source.extra.get("changes", ()))
         with _phase("convention"):

@@ -9,9 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_library import build
 from test_verify_hostile import TWO_LINKS, joint, robot
-from verify_assets import door_urdf, write
+from verify_assets import door_urdf, urdf_source, write
 
-from normalize.sources import SourcesFileError, load_sources
+from normalize.errors import AssetError
+from normalize.run import normalize_candidate
+from normalize.sources import SourcesFileError, discover, load_sources
 from verify.validate import validate_command
 
 
@@ -54,3 +56,32 @@ def test_validate_prints_names_with_rich_markup_as_they_are(tmp_path, capsys):
     assert code == 1
     flat = "".join(out.split())  # the table folds long cells over lines
     assert "[/bold]" in flat and "[red]lid[/red]" in flat
+
+
+@pytest.mark.parametrize(("mass", "accepted"), [("3.5e10", True), ("1e300", False)])
+def test_the_magnitude_bound_applies_after_the_sources_scale(tmp_path, mass, accepted):
+    """A millimetre source (scale 0.001) declares masses for millimetre volumes: 3.5e10 there is
+    35 kg, within the bound; 1e300 stays refused."""
+
+    inertial = (
+        f'<inertial><mass value="{mass}"/><inertia ixx="1e15" iyy="1e15" izz="1e15" ixy="0" '
+        'ixz="0" iyz="0"/></inertial><visual><geometry><box size="400 400 400"/></geometry>'
+        "</visual>"
+    )
+    body = TWO_LINKS.replace('<link name="a">', f'<link name="a">{inertial}', 1)
+    urdf = robot(body + joint("ab", "a", "b"))
+    root = write(tmp_path / "src", {"m.urdf": urdf})
+    [candidate] = discover(urdf_source(root, scale=0.001))
+    if accepted:
+        result = normalize_candidate(candidate, tmp_path / "out")
+        [link] = [
+            link
+            for link in result.object.links
+            if link.inertial is not None and link.inertial.mass > 1
+        ]
+        assert link.inertial.mass == pytest.approx(35.0)
+    else:
+        with pytest.raises(AssetError) as refused:
+            normalize_candidate(candidate, tmp_path / "out")
+        assert refused.value.code == "parse.out_of_range"
+        assert "scale 0.001" in str(refused.value)
