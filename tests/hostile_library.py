@@ -45,9 +45,10 @@ class Usage:
     peak_bytes: int = 0
 
 
-def _tree_bytes(process) -> int:
-    """Resident bytes of `process` and every process below it (gone ones count 0)."""
-    total = 0
+def _tree_bytes(process, baseline: int) -> int:
+    """Resident bytes `process` gained over `baseline`, plus those of every process below it
+    (gone ones count 0)."""
+    total = -baseline
     for p in [process, *process.children(recursive=True)]:
         with contextlib.suppress(psutil.Error):  # ended meanwhile
             total += p.memory_info().rss
@@ -58,13 +59,16 @@ def _tree_bytes(process) -> int:
 def bounded(what: str, seconds: float = MAX_SECONDS, memory: int = MAX_TREE_BYTES):
     """Run the block while a thread samples the resident memory of this process and its
     worker processes every SAMPLE_SECONDS; then assert that it stayed within `seconds` and
-    `memory`. Yields the Usage, filled in when the block ends."""
+    `memory`. This process counts with what it gained during the block (the command runs in
+    the test's process, whose size depends on the tests before it). Yields the Usage, filled
+    in when the block ends."""
     usage, done = Usage(), threading.Event()
     me = psutil.Process()
+    baseline = me.memory_info().rss
 
     def sample() -> None:
         while not done.is_set():
-            usage.peak_bytes = max(usage.peak_bytes, _tree_bytes(me))
+            usage.peak_bytes = max(usage.peak_bytes, _tree_bytes(me, baseline))
             done.wait(SAMPLE_SECONDS)
 
     watcher = threading.Thread(target=sample, daemon=True)
