@@ -99,13 +99,17 @@ OBJECT_SECONDS = 600.0
 OBJECT_SECONDS_ENV = "ARENA_OBJECT_SECONDS"
 
 
+def _limit_from_environment(name: str, default: float, unit: float = 1.0) -> float | None:
+    """$name times `unit` (0: unlimited, None), else `default`."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return float(value) * unit if float(value) > 0 else None
+
+
 def default_object_seconds() -> float | None:
     """$ARENA_OBJECT_SECONDS (0: unlimited), else OBJECT_SECONDS."""
-    value = os.environ.get(OBJECT_SECONDS_ENV)
-    if value is None:
-        return OBJECT_SECONDS
-    seconds = float(value)
-    return seconds if seconds > 0 else None
+    return _limit_from_environment(OBJECT_SECONDS_ENV, OBJECT_SECONDS)
 
 
 #: Address space (bytes) one object may add to a worker process before it is refused
@@ -116,11 +120,8 @@ OBJECT_MEMORY_ENV = "ARENA_OBJECT_MEMORY_MB"
 
 def default_object_memory() -> int | None:
     """$ARENA_OBJECT_MEMORY_MB in MiB (0: unlimited), else OBJECT_MEMORY."""
-    value = os.environ.get(OBJECT_MEMORY_ENV)
-    if value is None:
-        return OBJECT_MEMORY
-    megabytes = float(value)
-    return int(megabytes * 1024**2) if megabytes > 0 else None
+    limit = _limit_from_environment(OBJECT_MEMORY_ENV, OBJECT_MEMORY, 1024**2)
+    return None if limit is None else int(limit)
 
 
 def _address_space() -> int | None:

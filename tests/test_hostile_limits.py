@@ -15,7 +15,8 @@ from pipeline import chain
 from pipeline.cache import ObjectCache
 
 
-def test_an_object_past_its_wall_clock_is_refused_and_not_cached(tmp_path, monkeypatch):
+def _door(tmp_path, **limits):
+    """The one candidate of a library holding a door, and batch settings with `limits`."""
     write(tmp_path / "lib", {"door/door.urdf": door_urdf()})
     (tmp_path / "sources.yaml").write_text(
         "sources:\n  - {name: lib, format: urdf, path: lib, license: t}\n", encoding="utf-8"
@@ -27,8 +28,13 @@ def test_an_object_past_its_wall_clock_is_refused_and_not_cached(tmp_path, monke
         cache_dir=tmp_path / "cache",
         overrides=(),
         versions=chain.current_versions(),
-        object_seconds=0.5,
+        **limits,
     )
+    return candidate, settings
+
+
+def test_an_object_past_its_wall_clock_is_refused_and_not_cached(tmp_path, monkeypatch):
+    candidate, settings = _door(tmp_path, object_seconds=0.5)
     cache = ObjectCache(tmp_path / "cache")
     real_compute = chain._compute
 
@@ -65,19 +71,7 @@ def test_an_object_past_its_memory_limit_is_refused_and_the_next_one_computed(
 
     from normalize.errors import AssetError
 
-    write(tmp_path / "lib", {"door/door.urdf": door_urdf()})
-    (tmp_path / "sources.yaml").write_text(
-        "sources:\n  - {name: lib, format: urdf, path: lib, license: t}\n", encoding="utf-8"
-    )
-    [candidate] = discover(load_sources(tmp_path / "sources.yaml")[0])
-    (tmp_path / "staging" / "objects").mkdir(parents=True)
-    settings = chain.BatchSettings(
-        staging=tmp_path / "staging",
-        cache_dir=tmp_path / "cache",
-        overrides=(),
-        versions=chain.current_versions(),
-        object_memory=256 * 1024**2,
-    )
+    candidate, settings = _door(tmp_path, object_memory=256 * 1024**2)
     cache = ObjectCache(tmp_path / "cache")
     real_compute = chain._compute
 
