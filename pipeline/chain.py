@@ -277,11 +277,12 @@ def object_identity(
 
 
 # --------------------------------------------------------------------------- stages
-def _verify(result, source) -> tuple[str, list[str], dict | None]:
-    """(status, ids of the warnings, failure or None) of a normalized object."""
+def _verify(result, source, assignment) -> tuple[str, list[str], dict | None]:
+    """(status, ids of the warnings, failure or None) of a normalized object whose category
+    `assignment` is known (fidelity.size reads its size range)."""
     from verify import verify_object
 
-    report = verify_object(result, source)
+    report = verify_object(result, source, assignment=assignment)
     if report.status == "fail":
         failures = report.failures
         return (
@@ -412,19 +413,18 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         urdf_name = Path(result.urdf_path).name
 
         t = time.perf_counter()
-        status, warnings, failure = _verify(result, candidate.source)
+        assignment = _categorize(result.object, candidate, dict(settings.overrides))
+        seconds["taxonomy"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        status, warnings, failure = _verify(result, candidate.source, assignment)
         seconds["verify"] = time.perf_counter() - t
         if failure is not None:
             shutil.rmtree(object_dir, ignore_errors=True)
             return _rejected(
                 candidate, "verify", failure["code"], failure["message"], element=failure["element"]
             )
-
-        t = time.perf_counter()
-        overrides = dict(settings.overrides)
-        assignment = _categorize(result.object, candidate, overrides)
         assignment = _with_verification_review(assignment, warnings)
-        seconds["taxonomy"] = time.perf_counter() - t
 
         t = time.perf_counter()
         assets = manifests.folder_digests(object_dir)

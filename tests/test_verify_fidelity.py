@@ -280,3 +280,29 @@ def test_a_flat_panel_is_thickened_inside_its_own_link(tmp_path):
     report = verify_object(result, config)
     assert report.check("fidelity.link_poses")[0].passed, fidelity_failures(report)
     assert report.check("fidelity.geometry")[0].passed
+
+
+def test_a_curators_category_sets_the_size_range_the_build_checks(tmp_path):
+    """The build categorizes once, curators' overrides applied, and verification judges the size
+    against that category: a 5 m cabinet is plausible furniture but not a pen."""
+    from pipeline import chain
+
+    tall = door_urdf(
+        frame_geometry=box((0.5, 0.8, 5.0)), door_geometry=box((0.02, 0.8, 5.0), (0.0, -0.4, 0.0))
+    )
+    root = write(tmp_path / "src", {"cabinet.urdf": tall})
+    [candidate] = discover(urdf_source(root))
+
+    def warnings(overrides) -> list[str]:
+        staging = tmp_path / f"staging-{len(overrides)}"
+        (staging / "objects").mkdir(parents=True)
+        settings = chain.BatchSettings(
+            staging=staging, cache_dir=None, overrides=overrides, versions=chain.current_versions()
+        )
+        outcome = chain.computed_outcome(candidate, settings, None)
+        assert outcome["accepted"], outcome["reject"]
+        [row] = outcome["rows"]["objects"]
+        return row["warnings"]
+
+    assert "fidelity.size" not in warnings(())
+    assert "fidelity.size" in warnings(((candidate.object_id, "pen"),))

@@ -47,10 +47,12 @@ FAMILIES = (
 )
 
 
-def verify_object(result, source, *, simulator: bool = True) -> VerificationReport:
+def verify_object(result, source, *, simulator: bool = True, assignment=None) -> VerificationReport:
     """Run every check on one normalized object (`normalize.run.NormalizeResult`) of `source`
     (`normalize.sources.SourceConfig`). simulator: also compile it in MuJoCo and compare its
     forward kinematics (skipped, with an info check, when False or when MuJoCo is missing).
+    assignment: the object's category (`taxonomy.Assignment`, curators' overrides applied) when
+    the caller has it; else fidelity.size categorizes the object itself.
     Never raises for a bad object: a check that crashes is reported as `verify.internal_error`.
     """
     started = time.perf_counter()
@@ -62,7 +64,7 @@ def verify_object(result, source, *, simulator: bool = True) -> VerificationRepo
         source_path=source_path_of(candidate),
         format=source.format,
     )
-    ctx = Context(result=result, source=source)
+    ctx = Context(result=result, source=source, assignment=assignment)
     checks = [structure.read_back(ctx)]
     if ctx.reread is not None:
         report.moving_joints = len(ctx.reread.moving_joints)

@@ -27,13 +27,14 @@ class Context:
     reread: the normalized URDF read back from disk (None when it cannot be read; the
     `structure.read_back` check then says why and the checks needing it are skipped).
     notes: what one family leaves for later ones (geometry: loaded meshes, the
-    largest extent).
+    largest extent). assignment: the object's category when the caller knows it.
     """
 
     result: object
     source: object
     reread: ArticulatedObject | None = None
     notes: dict = field(default_factory=dict)
+    assignment: object | None = None
 
     @property
     def folder(self) -> Path:
