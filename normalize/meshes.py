@@ -1166,6 +1166,7 @@ def write_capsule_obj(radius: float, length: float, out_dir: Path, names: Output
 #: flat, coplanar or near-degenerate point set.
 MIN_COLLISION_THICKNESS = SHELL_THICKNESS
 _hulls: dict[tuple, tuple[np.ndarray, np.ndarray] | None] = {}
+_thick_enough: set[tuple] = set()  # (content, scale) of meshes that collide as they are
 
 
 def hull_width(points: np.ndarray) -> float:
@@ -1203,9 +1204,12 @@ def thickened_collision(
     None when the mesh at `scale` is thick enough to collide as it is. The result is thick
     enough, so normalizing it again leaves it alone. Cached by content, scale and moves."""
     scale = np.asarray(scale, dtype=float)
-    scaled = mesh.vertices * scale
+    thick_key = (mesh.sha256, tuple(scale.tolist()))
+    if thick_key in _thick_enough:
+        return None
     with _timed("mass"):
-        if hull_width(scaled) >= MIN_COLLISION_THICKNESS:
+        if hull_width(mesh.vertices * scale) >= MIN_COLLISION_THICKNESS:
+            _thick_enough.add(thick_key)
             return None
         points = np.unique(mesh.vertices, axis=0)
         moves = []

@@ -209,8 +209,9 @@ def write_mjcf(obj: ArticulatedObject, folder: Path) -> Path | None:
         return None  # MuJoCo's name for its world body: only non-canonical objects use it
     folder = Path(folder)
     spec = object_spec(obj, mujoco)
-    # The written meshes, by the relative paths the file names them with (to_xml compiles).
-    spec.assets = {mesh.file: (folder / mesh.file).read_bytes() for mesh in spec.meshes}
+    # to_xml compiles, reading the written meshes from their files: MuJoCo's asset cache then
+    # holds them, processed, for the verification's loads of the same files.
+    spec.modelfiledir = str(folder)
     path = folder / MJCF_NAME
     with _full_precision(mujoco):
         text = spec.to_xml()

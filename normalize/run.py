@@ -53,6 +53,7 @@ from normalize.changes import Change
 from normalize.convention import CONVENTION_VERSION, canonicalize, reference_object
 from normalize.errors import AssetError
 from normalize.limits import check_count, check_depth, check_names, check_values
+from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject
 from normalize.sources import Candidate, discover, load_sources
 from normalize.urdf_writer import export_object
@@ -117,16 +118,17 @@ def normalize_candidate(candidate: Candidate, out_root: Path) -> NormalizeResult
             )
         named = canonical.object.replace(name=candidate.object_id)
         with _phase("write"):
-            written = export_object(named, partial, root=source.path)
-    except AssetError:
+            written = export_object(named, partial, root=source.path, mjcf=False)
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(partial, final)
+        # The MJCF is written in the object's final folder: MuJoCo keeps the meshes it
+        # processes for it by path, and the verification's loads of the same files reuse them.
+        with _phase("write"):
+            write_mjcf(written.object, final)
+    except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         shutil.rmtree(final, ignore_errors=True)
         raise
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(partial, final)
     return NormalizeResult(
         candidate=candidate,
         object_id=candidate.object_id,

@@ -367,16 +367,19 @@ def _written_meshes(
     return obj.replace(links=tuple(links)), changes
 
 
-def export_object(obj: ArticulatedObject, out_dir: Path, *, root: Path | None = None) -> Written:
-    """Write `obj` into `out_dir` (object.urdf + meshes/, and object.xml, its MJCF, when MuJoCo
-    is installed: `normalize.mjcf_writer`). `root` confines the material and
+def export_object(
+    obj: ArticulatedObject, out_dir: Path, *, root: Path | None = None, mjcf: bool = True
+) -> Written:
+    """Write `obj` into `out_dir` (object.urdf + meshes/, and, with `mjcf`, object.xml, its
+    MJCF, when MuJoCo is installed: `normalize.mjcf_writer`). `root` confines the material and
     texture files copied with OBJ meshes (default: each mesh's own folder)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written_obj, changes = _written_meshes(obj, out_dir, root)
     path = out_dir / URDF_NAME
     path.write_bytes(urdf_text(written_obj))
-    write_mjcf(written_obj, out_dir)
+    if mjcf:
+        write_mjcf(written_obj, out_dir)
     return Written(path, written_obj, changes)
 
 

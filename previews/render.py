@@ -109,7 +109,7 @@ def load_model(path: Path) -> tuple[object, list[str]]:
                 frozen = _frozen_joints(path)
             else:
                 spec = mujoco.MjSpec.from_file(str(path))
-            _set_up(mujoco, spec)
+            _set_up(mujoco, spec, shell_inertia=path.suffix.lower() == ".urdf")
             while True:
                 try:
                     model = spec.compile()
@@ -172,10 +172,12 @@ def _urdf_for_mujoco(path: Path) -> str:
     return etree.tostring(root).decode()
 
 
-def _set_up(mujoco, spec) -> None:
+def _set_up(mujoco, spec, shell_inertia: bool) -> None:
     """Image size, camera angle, light, no shadows or collisions; visual geoms (those
     colliding with nothing) in SHOWN_GROUP, the others hidden (all shown when no geom is
-    visual only)."""
+    visual only). With `shell_inertia` (a URDF, which need not be a shipped one) mesh volumes
+    are not computed; a shipped MJCF compiles as written, and its meshes then come processed
+    from MuJoCo's asset cache, filled by the verification's loads of the same file."""
     spec.visual.global_.offwidth = THUMBNAIL
     spec.visual.global_.offheight = THUMBNAIL
     spec.visual.quality.shadowsize = 0  # no shadows: no 4096-pixel shadow map to allocate
@@ -190,8 +192,9 @@ def _set_up(mujoco, spec) -> None:
     for geom, shown in zip(geoms, visual, strict=True):
         geom.group = SHOWN_GROUP if shown or shown_all else HIDDEN_GROUP
         geom.contype = geom.conaffinity = 0  # no collision hulls (flat meshes have none)
-    for mesh in spec.meshes:  # nor volumes (open meshes have none): a shell is enough
-        mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
+    if shell_inertia:  # open meshes have no volume: a shell is enough
+        for mesh in spec.meshes:
+            mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
 
 
 def _followers(model) -> list[tuple[int, int, np.ndarray]]:
