@@ -47,10 +47,10 @@ for _name, _value in PREFECT_DEFAULTS.items():
 
 
 class PrefectServer:
-    """The Prefect API of a build: the configured one (PREFECT_API_URL), else Prefect's
-    temporary server, started in a background thread by `start()` with a watchdog process
-    that stops it if this process dies without cleaning up (Prefect stops the server when the
-    process exits normally, but a build killed by SIGKILL or the OOM killer left it running)."""
+    """The Prefect API of a build: the configured one (PREFECT_API_URL), else a temporary
+    server (`_temporary_server`), started in a background thread by `start()`, with a
+    watchdog process that stops it if this process dies without cleaning up (a build killed
+    by SIGKILL or the OOM killer would leave it running)."""
 
     def __init__(self):
         self.url: str | None = None  # None: the configured API
@@ -69,18 +69,7 @@ class PrefectServer:
 
             if PREFECT_API_URL.value():
                 return
-            from prefect.server.api.server import SubprocessASGIServer
-
-            server = SubprocessASGIServer()
-            done = threading.Event()
-            watcher = threading.Thread(target=_watch, args=(server, done), daemon=True)
-            watcher.start()
-            try:
-                server.start()
-            finally:
-                done.set()
-                watcher.join()
-            self.url = server.api_url
+            self.url = f"{_temporary_server()}/api"
         except BaseException as exc:  # handed to the thread that waits
             self._error = exc
 
@@ -105,17 +94,93 @@ class PrefectServer:
             yield
 
 
-def _watch(server, done: threading.Event) -> None:
-    """Put a watchdog on every process the server's start-up launches (it relaunches uvicorn
-    when the port was taken), as soon as it exists: a build killed during the start-up must
-    not leave the server behind."""
-    while True:
-        finished = done.wait(0.05)
-        process = server.server_process
-        if process is not None:
-            stop_with_this_process(process.pid, "prefect.server.api.server")
-        if finished:
-            return
+#: Prefect's own settings for its temporary server (`prefect.server.api.server.
+#: SubprocessASGIServer`), which this module starts the same way without importing the
+#: server's code into the build's process (about 2 s of CPU that would compete with the
+#: workers; the server's own process imports it anyway).
+SERVER_ENVIRONMENT = {
+    "PREFECT_UI_ENABLED": "0",
+    "PREFECT__SERVER_EPHEMERAL": "1",
+    "PREFECT__SERVER_FINAL": "1",
+}
+SERVER_PORTS = range(8000, 9000)
+PORT_TAKEN = 3  # uvicorn's exit status when another process holds the port
+SERVER_MARKER = "prefect.server.api.server"
+
+
+def _temporary_server() -> str:
+    """Start Prefect's API server (uvicorn, as Prefect starts its temporary one) in a process
+    of its own, stopped when this process exits (a watchdog stops it even after SIGKILL);
+    its address once /api/health answers."""
+    import atexit
+    import subprocess
+
+    import httpx
+    import prefect
+    from prefect.settings import (
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
+        get_current_settings,
+    )
+
+    environment = {
+        **os.environ,
+        **SERVER_ENVIRONMENT,
+        **get_current_settings().to_environment_variables(exclude_unset=True),
+    }
+    deadline = time.monotonic() + PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
+
+    def launch() -> tuple[subprocess.Popen, str]:
+        port = _free_port()
+        command = [sys.executable, "-m", "uvicorn", "--app-dir"]
+        command += [str(prefect.__module_path__.parent), "--factory", f"{SERVER_MARKER}:create_app"]
+        command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "error"]
+        process = subprocess.Popen(command + ["--lifespan", "on"], env=environment)
+        stop_with_this_process(process.pid, SERVER_MARKER)
+        atexit.register(_stop, process)
+        return process, f"http://127.0.0.1:{port}"
+
+    process, address = launch()
+    with httpx.Client() as client:
+        while True:
+            status = process.poll()
+            if status == PORT_TAKEN:
+                process, address = launch()
+                continue
+            if status is not None:
+                raise RuntimeError(f"Prefect's temporary server exited with status {status}")
+            try:
+                if client.get(f"{address}/api/health").status_code == 200:
+                    return address
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Prefect's temporary server did not answer at {address}")
+            time.sleep(0.1)
+
+
+def _free_port() -> int:
+    import random
+    import socket
+
+    for port in random.sample(SERVER_PORTS, 20):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port for Prefect's temporary server in 8000-8999")
+
+
+def _stop(process) -> None:
+    import subprocess
+
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def build_with_prefect(
