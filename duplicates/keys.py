@@ -15,7 +15,12 @@ propose candidate pairs, each near-linear in the number of objects:
 - height: the same for what a turn about z by any angle leaves of the box (a source's "front"
   need not be a quarter turn from another's): the height, within UNIT_TOLERANCE of a unit
   factor, and the horizontal diagonal over the height, within a factor sqrt(2) (the
-  footprint's diameter <= the horizontal diagonal <= sqrt(2) times it, at any yaw).
+  footprint's diameter <= the horizontal diagonal <= sqrt(2) times it, at any yaw); and,
+  since a height is shared by many objects of a kind (every keyboard of a generated library),
+  the joints' `motion_key`: the number of moving joints and their summed ranges (rotational,
+  and prismatic over the height) within MOTION_TOLERANCE. So this key finds turned copies
+  with the same joints; a turned copy with welded joints is found only through shared mesh
+  files.
 
 `cheap_match` then keeps the pairs whose boxes agree at a size ratio of 1 or a unit factor
 (`unit_factor`), up to a quarter turn ("extents") or any turn ("height"), and those built of
@@ -82,6 +87,23 @@ class ObjectRecord:
         return float(self.extents[2])
 
     @property
+    def motion_key(self) -> tuple[int, float, float]:
+        """(moving joints, summed finite ranges of the rotational ones in radians, of the
+        prismatic ones over the height): what a turn, a shift and a unit leave of the joints."""
+        turning = sliding = 0.0
+        for j in self.joints:
+            twist = np.asarray(j["twist"], dtype=float)
+            span = float(j["upper"]) - float(j["lower"])
+            if not math.isfinite(span):
+                continue
+            turn = float(np.linalg.norm(twist[:3]))
+            if turn > 0:
+                turning += span * turn
+            else:
+                sliding += span * float(np.linalg.norm(twist[3:]))
+        return len(self.joints), turning, sliding / max(self.height, 1e-12)
+
+    @property
     def footprint(self) -> float:
         """The horizontal diagonal of the rest box."""
         return float(np.hypot(*self.extents[:2]))
@@ -130,6 +152,8 @@ FACTORS_UP = tuple(sorted({round(max(f, 1 / f), 9) for f in UNIT_FACTORS} - {1.0
 LOG_UNIT = -math.log(1.0 - UNIT_TOLERANCE)
 #: How far a turn about z can change the log of the horizontal diagonal (see the module).
 TURN_SPREAD = math.log(math.sqrt(2.0))
+#: On log(1 + summed ranges) of `ObjectRecord.motion_key` (the same joints agree to rounding).
+MOTION_TOLERANCE = 0.001
 
 
 def candidate_pairs(records: list[ObjectRecord]) -> dict[tuple[int, int], set[str]]:
@@ -168,16 +192,30 @@ def _extent_pairs(records: list[ObjectRecord]) -> list[tuple[int, int]]:
 
 
 def _height_pairs(records: list[ObjectRecord]) -> list[tuple[int, int]]:
-    """Pairs whose heights are within LOG_UNIT of a unit factor (on its log) and whose
-    horizontal diagonals over heights are within TURN_SPREAD (on its log); objects without
-    height or footprint are left to the other blocks."""
+    """Pairs whose heights are within LOG_UNIT of a unit factor (on its log), whose
+    horizontal diagonals over heights are within TURN_SPREAD (on its log) and whose motion keys
+    agree (`_motion_point`); objects without height or footprint are left to the other
+    blocks."""
     kept = np.array([i for i, r in enumerate(records) if r.height > 0 and r.footprint > 0])
     if len(kept) < 2:
         return []
     height = np.array([records[i].height for i in kept])
     footprint = np.array([records[i].footprint for i in kept])
-    points = np.column_stack([np.log(footprint / height) / TURN_SPREAD, np.log(height) / LOG_UNIT])
+    motion = np.array([_motion_point(records[i]) for i in kept]).reshape(-1, 3)
+    points = np.column_stack(
+        [np.log(footprint / height) / TURN_SPREAD, motion, np.log(height) / LOG_UNIT]
+    )
     return _near_pairs(points, kept)
+
+
+def _motion_point(r: ObjectRecord) -> tuple[float, float, float]:
+    """`motion_key` in units of the tolerance (joint counts 2 apart: never near)."""
+    count, turning, sliding = r.motion_key
+    return (
+        2.0 * count,
+        math.log1p(turning) / MOTION_TOLERANCE,
+        math.log1p(sliding) / MOTION_TOLERANCE,
+    )
 
 
 def _near_pairs(points: np.ndarray, index: np.ndarray) -> list[tuple[int, int]]:
@@ -221,8 +259,10 @@ def cheap_match(a: ObjectRecord, b: ObjectRecord) -> tuple[bool, list[str]]:
 
 def turned_match(a: ObjectRecord, b: ObjectRecord) -> float | None:
     """B's height over A's when B's box can be A's turned about z by some angle at a unit
-    factor (the height block's test), else None."""
+    factor and their joints' `motion_key` agree (the height block's test), else None."""
     if min(a.height, b.height, a.footprint, b.footprint) <= 0:
+        return None
+    if np.abs(np.subtract(_motion_point(a), _motion_point(b))).max() > 1 + 1e-9:
         return None
     ratio = b.height / a.height
     factor = unit_factor(ratio)

@@ -175,7 +175,9 @@ def measure(
     evidence first: the keys, then E_tree (no file read) at the yaws a cheap test leaves, which
     decides which yaws are worth a shape distance; files are read (once per object) only for
     pairs left then. Quarter turns first (`_at_quarter_turns`); when they find no duplicate
-    and the boxes allow a turn by any angle (key "height"), any yaw (`_at_any_yaw`). `full`:
+    and the boxes allow a turn by another angle (key "height") but not a quarter turn (no key
+    "extents"; a turn by another angle changes the box, except a round footprint's), any yaw
+    (`_at_any_yaw`). `full`:
     E_tree at every yaw even when no yaw can agree (an overridden pair's row shows its
     evidence)."""
     worth, matched = keys.cheap_match(a, b)
@@ -188,8 +190,8 @@ def measure(
         stock = signatures.stock(a.object_id, b.object_id)
         mesh_factor = mesh_match(a, b, sig_a.uses, sig_b.uses, common, stock)
     found = _at_quarter_turns(a, b, signatures, mesh_factor, evidence, full)
-    if found.duplicate or "height" not in matched:
-        return found
+    if found.duplicate or "height" not in matched or "extents" in matched:
+        return found  # boxes that agree at a quarter turn were measured at the right yaw
     turned = _at_any_yaw(a, b, signatures, mesh_factor, evidence)
     return turned if turned is not None and turned.duplicate else found
 
