@@ -304,13 +304,14 @@ def _principal_yaw(c: np.ndarray) -> tuple[float, float]:
     return angle, spread
 
 
-def any_yaw_alignment(a: Sample, b: Sample, size: float = 1.0) -> Alignment:
+def any_yaw_alignment(a: Sample, b: Sample, size: float = 1.0, enough: float = 0.0) -> Alignment:
     """The yaw (any angle) that brings A closest to B, their surface centroids put together.
     Starts: the turns that put A's horizontal principal axes on B's (both signs) when both
     footprints are anisotropic (ANISOTROPIC), else the best FREE_STARTS local minima of the
-    Chamfer distance from COARSE points at every FREE_STEP degrees; from each start a pattern
-    search from COARSE points halving its step down to FREE_PRECISION degrees, then the
-    distance from QUERY points. Deterministic."""
+    Chamfer distance from COARSE points at every FREE_STEP degrees. A start whose distance
+    from QUERY points is at most `enough` is taken as it is (the principal axes of one
+    surface turned are exact); else from it a pattern search from COARSE points halving its
+    step down to FREE_PRECISION degrees, then the distance from QUERY points. Deterministic."""
 
     def distance(yaw: float, query: int) -> float:
         return chamfer(a, b, yaw, size, query, centring_shift(a, b, yaw, size))
@@ -334,6 +335,11 @@ def any_yaw_alignment(a: Sample, b: Sample, size: float = 1.0) -> Alignment:
     for value, yaw in sorted(starts)[:FREE_STARTS]:
         if value > SEARCH_BELOW:
             continue
+        if enough > 0:
+            exact = distance(yaw, QUERY)
+            if exact <= enough:
+                yaw = yaw % 360.0
+                return Alignment(exact, yaw, centring_shift(a, b, yaw, size))
         at_step = step
         while at_step >= FREE_PRECISION:
             found, at = min((distance(y, COARSE), y) for y in (yaw - at_step, yaw + at_step))

@@ -254,12 +254,14 @@ def _at_any_yaw(a, b, signatures, mesh_factor, evidence) -> PairEvidence | None:
     size = ratio * a.diagonal / max(b.diagonal, 1e-12)  # A's scale-free points in B's units
     if mesh_factor is None and not shape.spreads_agree(sample_a, sample_b, size):
         return None
-    found = shape.any_yaw_alignment(sample_a, sample_b, size)
+    tolerance = shape.SHAPE_TOLERANCE if mesh_factor is None else shape.POSED_TOLERANCE
+    found = shape.any_yaw_alignment(sample_a, sample_b, size, enough=tolerance)
+    # E_tree at the surfaces' yaw and shift: exact for one surface turned (its principal axes
+    # and centroid are), and what tells a joint moved against the same surface apart
     tree_a = motion.joint_tree(
         a.joints, shape.yaw_matrix(found.yaw), ratio, found.shift * b.diagonal
     )
     kin = motion.motion_evidence(tree_a, motion.joint_tree(b.joints))
-    tolerance = shape.SHAPE_TOLERANCE if mesh_factor is None else shape.POSED_TOLERANCE
     duplicate = found.distance <= tolerance and (
         mesh_factor is not None or kin.relation in ("same", "welded")
     )
