@@ -20,11 +20,11 @@ stage again on such a kept release (its per-object results as the build left the
 and written files) and reports its wall time against the kept build's; `--blocking-only DIR`
 times the cheap keys alone on copies of its records (`blocking_only`).
 
-Truth: the objects of twins.json with equal `design` are the same object: a twin of variant
-reexport, yaw, millimetres, renamed or welded and its original, two near-miss twins of one
-design, two objects that happened to draw the same design; a near-miss (one_more_drawer,
-another_size) is not its original. Pairs are counted among accepted objects. Writes
-bench/results/duplicates.json (or --json PATH).
+Truth: the objects of twins.json with equal `design` are the same object: a duplicate twin
+(reexport, yaw, any_yaw, millimetres, renamed, welded, merged or split meshes) and its
+original, two near-miss twins of one design, two objects that happened to draw the same
+design; a near-miss (one_more_drawer, another_size) is not its original. Pairs are counted
+among accepted objects. Writes bench/results/duplicates.json (or --json PATH).
 """
 
 from __future__ import annotations

@@ -308,9 +308,10 @@ def any_yaw_alignment(a: Sample, b: Sample, size: float = 1.0, enough: float = 0
     """The yaw (any angle) that brings A closest to B, their surface centroids put together.
     Starts: the turns that put A's horizontal principal axes on B's (both signs) when both
     footprints are anisotropic (ANISOTROPIC), else the best FREE_STARTS local minima of the
-    Chamfer distance from COARSE points at every FREE_STEP degrees. A start whose distance
-    from QUERY points is at most `enough` is taken as it is (the principal axes of one
-    surface turned are exact); else from it a pattern search from COARSE points halving its
+    Chamfer distance from COARSE points at every FREE_STEP degrees. A principal-axis start
+    whose distance from QUERY points is at most `enough` is taken as it is (the principal
+    axes of one surface turned are exact; a grid point is not, and the joints' E_tree at a
+    wrong degree fails); else from it a pattern search from COARSE points halving its
     step down to FREE_PRECISION degrees, then the distance from QUERY points. Deterministic."""
 
     def distance(yaw: float, query: int) -> float:
@@ -320,7 +321,8 @@ def any_yaw_alignment(a: Sample, b: Sample, size: float = 1.0, enough: float = 0
         _principal_yaw(a.covariance),
         _principal_yaw(b.covariance),
     )
-    if min(spread_a, spread_b) >= ANISOTROPIC:
+    principal = min(spread_a, spread_b) >= ANISOTROPIC
+    if principal:
         turn = angle_b - angle_a
         starts = [(distance(y, COARSE), y) for y in (turn, turn + 180.0)]
         step = PRINCIPAL_STEP
@@ -335,7 +337,7 @@ def any_yaw_alignment(a: Sample, b: Sample, size: float = 1.0, enough: float = 0
     for value, yaw in sorted(starts)[:FREE_STARTS]:
         if value > SEARCH_BELOW:
             continue
-        if enough > 0:
+        if enough > 0 and principal:
             exact = distance(yaw, QUERY)
             if exact <= enough:
                 yaw = yaw % 360.0

@@ -517,3 +517,38 @@ def test_twins_turned_by_any_yaw_are_found_and_near_misses_are_not(tmp_path, mon
         if r["decision"] == "duplicate"
     }
     assert any(y % 90 for y in yaws), "found at a yaw that is no quarter turn"
+
+
+def _sample_of(points: np.ndarray):
+    from scipy.spatial import cKDTree
+
+    from duplicates.shape import Sample
+
+    centroid = points.mean(axis=0)
+    covariance = np.cov((points - centroid).T, bias=True)
+    return Sample(points, cKDTree(points), 1.0, centroid, covariance)
+
+
+@pytest.mark.parametrize("footprint", [(1.0, 0.5), (1.0, 1.0)])  # principal axes, else the grid
+@pytest.mark.parametrize("degrees", [17.0, 123.4, 301.25])
+def test_any_yaw_alignment_finds_the_turn_and_the_shift(footprint, degrees):
+    """A surface turned by any yaw and moved: the search finds the yaw (to its precision) and
+    puts the two on each other; a stretched copy does not spread alike."""
+    import trimesh
+
+    from duplicates.shape import any_yaw_alignment, spreads_agree, yaw_matrix
+
+    body = trimesh.creation.box(extents=(*footprint, 0.4))
+    knob = trimesh.creation.box(extents=(0.2, 0.1, 0.1))
+    knob.apply_translation((0.3 * footprint[0], 0.2 * footprint[1], 0.25))
+    mesh = trimesh.util.concatenate([body, knob])
+    rng = np.random.default_rng(5)
+    points = trimesh.sample.sample_surface(mesh, 8192, seed=rng)[0]
+    turned = points @ yaw_matrix(degrees).T + np.array([0.07, -0.03, 0.0])
+    a, b = _sample_of(points), _sample_of(turned)
+    assert spreads_agree(a, b)
+    assert not spreads_agree(a, _sample_of(points * np.array([1.05, 1.0, 1.0])))
+    found = any_yaw_alignment(a, b)
+    assert abs((found.yaw - degrees + 180) % 360 - 180) < 0.05
+    assert found.distance < 1e-3
+    assert np.allclose(found.shift[:2], [0.07, -0.03], atol=1e-3)
