@@ -1,8 +1,17 @@
 """Benchmark of the duplicate stage: a generated library with planted duplicates and
-near-misses (`samples.twins`), built without Prefect; precision and recall of the duplicate
-pairs found, and the stage's wall time against the whole build's, in one run.
+near-misses (`samples.twins`), built cold; precision and recall of the duplicate pairs found,
+and the stage's wall time against the whole build's, in one run.
 
     .venv/bin/python bench/duplicates.py [--n 2000] [--twins 0.2] [--seed 0] [--workers 2]
+                                         [--runner process]
+
+The build is the default one (`arena build`: previews on, `--runner process`, i.e. Prefect;
+`--runner local` without it) with an empty cache, in a subprocess of its own (this file with
+`--child`, `flows.commands.build_release`); recorded beside the scores: the build's wall time
+(the subprocess's, interpreter start included) and CPU time (it and every process it waited
+for: workers, Prefect's server), the build's own seconds (objects phase, assembly, the stage)
+and its per-stage split (seconds summed over objects). `--n 20000` is the issue's measurement
+and also a 20,000-object cold build with previews (the scale target: 30 minutes).
     .venv/bin/python bench/duplicates.py --stage-only KEPT [--json PATH]
     .venv/bin/python bench/duplicates.py --blocking-only KEPT [--copies 20] [--json PATH]
 
@@ -11,11 +20,11 @@ stage again on such a kept release (its per-object results as the build left the
 and written files) and reports its wall time against the kept build's; `--blocking-only DIR`
 times the cheap keys alone on copies of its records (`blocking_only`).
 
-Truth: the objects of twins.json with equal `design` are the same object: a twin of variant
-reexport, yaw, millimetres, renamed or welded and its original, two near-miss twins of one
-design, two objects that happened to draw the same design; a near-miss (one_more_drawer,
-another_size) is not its original. Pairs are counted among accepted objects. Writes
-bench/results/duplicates.json (or --json PATH).
+Truth: the objects of twins.json with equal `design` are the same object: a duplicate twin
+(reexport, yaw, any_yaw, millimetres, renamed, welded, merged or split meshes) and its
+original, two near-miss twins of one design, two objects that happened to draw the same
+design; a near-miss (one_more_drawer, another_size) is not its original. Pairs are counted
+among accepted objects. Writes bench/results/duplicates.json (or --json PATH).
 """
 
 from __future__ import annotations
@@ -24,8 +33,11 @@ import argparse
 import dataclasses
 import itertools
 import json
+import os
 import platform
+import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -44,7 +56,7 @@ from duplicates import find_duplicates, record_from_rows  # noqa: E402
 from duplicates.keys import candidate_pairs, cheap_match  # noqa: E402
 from duplicates.settings import load_settings  # noqa: E402
 from normalize.sources import load_sources  # noqa: E402
-from pipeline.build import BuildConfig, build_locally  # noqa: E402
+from pipeline.build import BuildConfig  # noqa: E402
 from samples.generate import generate_library  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "duplicates.json"
@@ -74,28 +86,61 @@ def truth_pairs(library: Path, folder_to_id: dict) -> tuple[set, set, Counter, s
     return _pairs(groups.values()), near, variants, planted
 
 
-def run(n: int, twins: float, seed: int, workers: int, keep: Path | None) -> dict:
+def child(args: argparse.Namespace) -> None:
+    """One cold build of a generated library (`--child`); its timings to args.report."""
+    from flows.commands import build_release
+
+    config = BuildConfig(
+        sources=load_sources(args.library / "sources.yaml"),
+        out=args.out,
+        version="bench",
+        runner=args.runner,
+        workers=args.workers,
+        cache_dir=args.cache,
+        live=False,
+    )
+    result = build_release(config)
+    report = {
+        "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
+        "stage_seconds": {k: round(v, 3) for k, v in result.stage_seconds.items()},
+        "source_seconds": {k: round(v, 3) for k, v in result.source_seconds.items()},
+        "counts": {k: result.info["counts"][k] for k in ("discovered", "accepted", "rejected")},
+    }
+    args.report.write_text(json.dumps(report), encoding="utf-8")
+
+
+def run(n: int, twins: float, seed: int, workers: int, runner: str, keep: Path | None) -> dict:
     root = Path(tempfile.mkdtemp(prefix="dup-bench-"))
     try:
         library = root / "library"
+        started = time.perf_counter()
         generate_library(library, n=n, seed=seed, twins=twins)
-        config = BuildConfig(
-            sources=load_sources(library / "sources.yaml"),
-            out=root / "release",
-            version="bench",
-            runner="local",
-            workers=workers,
-            cache_dir=None,
-            live=False,
-        )
-        result = build_locally(config)
+        generate_s = time.perf_counter() - started
+        report = root / "build.json"
+        command = [sys.executable, str(Path(__file__).resolve()), "--child", "--library"]
+        command += [str(library), "--out", str(root / "release"), "--cache", str(root / "cache")]
+        command += ["--runner", runner, "--workers", str(workers), "--report", str(report)]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        env = {
+            **os.environ,
+            "PREFECT_HOME": str(root / "prefect_home"),  # never the user's Prefect database
+            "PREFECT_LOGGING_LEVEL": "WARNING",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        }
+        env.pop("PREFECT_API_URL", None)  # the temporary server, as `arena build` alone runs
+        subprocess.run(command, check=True, cwd=HERE.parent, env=env)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        build = json.loads(report.read_text())
+        seconds = build["seconds"]
         manifest = root / "release" / "manifest"
         objects = pq.read_table(manifest / "objects.parquet").to_pylist()
         rows = pq.read_table(manifest / "duplicates.parquet").to_pylist()
-        seconds = result.seconds
         out = {
-            "benchmark": "duplicate stage on a generated library with planted twins",
-            "machine": f"{platform.machine()}, {workers} workers",
+            "benchmark": "duplicate stage on a generated library with planted twins, cold build",
+            "machine": f"{platform.machine()}, {workers} workers, runner {runner}",
             "objects_generated": n,
             "twin_fraction": twins,
             "seed": seed,
@@ -103,6 +148,17 @@ def run(n: int, twins: float, seed: int, workers: int, keep: Path | None) -> dic
             "stage_wall_s": round(seconds["duplicates"], 3),
             "build_wall_s": round(seconds["total"], 3),
             "stage_share": round(seconds["duplicates"] / seconds["total"], 4),
+            "cold_build": {
+                "wall_s": round(wall, 3),  # the build subprocess, interpreter start included
+                "cpu_s": round(cpu, 3),  # it and every process it waited for
+                "wall_min": round(wall / 60, 2),
+                "objects_per_s": round(build["counts"]["discovered"] / wall, 3),
+                "counts": build["counts"],
+                "seconds": seconds,
+                "stage_seconds": build["stage_seconds"],
+                "source_seconds": build["source_seconds"],
+            },
+            "generate_s": round(generate_s, 3),
         }
         if keep:
             shutil.copytree(root / "release", keep, dirs_exist_ok=True)
@@ -187,11 +243,18 @@ def stage_only(kept: Path) -> dict:
 
 
 def blocking_only(kept: Path, copies: int) -> dict:
-    """The cheap keys alone on `copies` copies of a kept release's records, each copy's boxes
-    scaled by a random factor in [0.5, 2] and stretched in x by a random 0-5 % (distinct
-    objects of the same kinds): how many pairs the blocking proposes and pass `cheap_match`."""
+    """The cheap keys alone on `copies` copies of a kept release's records (their joints
+    kept), each copy's boxes scaled by a random factor in [0.5, 2] and stretched in x by a
+    random 0-5 % (distinct objects of the same kinds): how many pairs the blocking proposes,
+    by block, and pass `cheap_match`."""
     objects = pq.read_table(kept / "manifest" / "objects.parquet").to_pylist()
-    base = [record_from_rows(o, [], {}, kept / "objects" / o["object_id"]) for o in objects]
+    joints: dict[str, list] = defaultdict(list)
+    for j in pq.read_table(kept / "manifest" / "joints.parquet").to_pylist():
+        joints[j["object_id"]].append(j)
+    base = [
+        record_from_rows(o, joints[o["object_id"]], {}, kept / "objects" / o["object_id"])
+        for o in objects
+    ]
     rng = np.random.default_rng(0)
     records = []
     for k in range(copies):
@@ -212,6 +275,7 @@ def blocking_only(kept: Path, copies: int) -> dict:
         "benchmark": "blocking alone on copies of a kept release's records",
         "records": len(records),
         "proposed_pairs": len(pairs),
+        "proposed_by_block": dict(sorted(Counter(b for w in pairs.values() for b in w).items())),
         "passing_cheap_match": sum(cheap_match(records[i], records[j])[0] for i, j in pairs),
         "blocking_cpu_s": round(cpu, 3),
     }
@@ -228,13 +292,20 @@ def main() -> None:
     parser.add_argument("--stage-only", type=Path, default=None, help="a release kept by --keep")
     parser.add_argument("--blocking-only", type=Path, default=None, help="a kept release")
     parser.add_argument("--copies", type=int, default=20, help="with --blocking-only")
+    parser.add_argument("--runner", default="process", help="process (Prefect) or local")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    for name in ("--library", "--out", "--cache", "--report"):  # of the --child build
+        parser.add_argument(name, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
     if args.blocking_only:
         out = blocking_only(args.blocking_only, args.copies)
     elif args.stage_only:
         out = stage_only(args.stage_only)
     else:
-        out = run(args.n, args.twins, args.seed, args.workers, args.keep)
+        out = run(args.n, args.twins, args.seed, args.workers, args.runner, args.keep)
     print(json.dumps(out, indent=1))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")

@@ -11,11 +11,20 @@ propose candidate pairs, each near-linear in the number of objects:
   quarter turn about z (x and y extents sorted, divided by the diagonal), within
   EXTENT_TOLERANCE, at a size ratio within UNIT_TOLERANCE of 1 or of a unit factor: a k-d tree
   over (shape key, log diagonal) in units of those tolerances, queried once per unit factor
-  (Chebyshev distance, scipy cKDTree), so only pairs that can pass `cheap_match` are listed.
+  (Chebyshev distance, scipy cKDTree), so only pairs that can pass `cheap_match` are listed;
+- height: the same for what a turn about z by any angle leaves of the box (a source's "front"
+  need not be a quarter turn from another's): the height, within UNIT_TOLERANCE of a unit
+  factor, and the horizontal diagonal over the height, within a factor sqrt(2) (the
+  footprint's diameter <= the horizontal diagonal <= sqrt(2) times it, at any yaw); and,
+  since a height is shared by many objects of a kind (every keyboard of a generated library),
+  the joints' `motion_key`: the number of moving joints and their summed ranges (rotational,
+  and prismatic over the height) within MOTION_TOLERANCE. So this key finds turned copies
+  with the same joints; a turned copy with welded joints is found only through shared mesh
+  files.
 
 `cheap_match` then keeps the pairs whose boxes agree at a size ratio of 1 or a unit factor
-(`unit_factor`), and those built of the same mesh files; only those are measured
-(`duplicates.stage.measure`).
+(`unit_factor`), up to a quarter turn ("extents") or any turn ("height"), and those built of
+the same mesh files; only those are measured (`duplicates.stage.measure`).
 """
 
 from __future__ import annotations
@@ -73,6 +82,32 @@ class ObjectRecord:
         diag = max(float(np.linalg.norm(e)), 1e-12)
         return np.array([min(e[0], e[1]), max(e[0], e[1]), e[2]]) / diag
 
+    @property
+    def height(self) -> float:
+        return float(self.extents[2])
+
+    @property
+    def motion_key(self) -> tuple[int, float, float]:
+        """(moving joints, summed finite ranges of the rotational ones in radians, of the
+        prismatic ones over the height): what a turn, a shift and a unit leave of the joints."""
+        turning = sliding = 0.0
+        for j in self.joints:
+            twist = np.asarray(j["twist"], dtype=float)
+            span = float(j["upper"]) - float(j["lower"])
+            if not math.isfinite(span):
+                continue
+            turn = float(np.linalg.norm(twist[:3]))
+            if turn > 0:
+                turning += span * turn
+            else:
+                sliding += span * float(np.linalg.norm(twist[3:]))
+        return len(self.joints), turning, sliding / max(self.height, 1e-12)
+
+    @property
+    def footprint(self) -> float:
+        """The horizontal diagonal of the rest box."""
+        return float(np.hypot(*self.extents[:2]))
+
 
 def record_from_rows(object_row: dict, joint_rows: list[dict], files: dict, folder: Path):
     """The ObjectRecord of an accepted object from its manifest rows and folder digests
@@ -115,6 +150,10 @@ def unit_factor(ratio: float) -> float | None:
 FACTORS_UP = tuple(sorted({round(max(f, 1 / f), 9) for f in UNIT_FACTORS} - {1.0}))
 #: Half-width of the unit tolerance on the log of the size ratio (the wider side of 1 +- tol).
 LOG_UNIT = -math.log(1.0 - UNIT_TOLERANCE)
+#: How far a turn about z can change the log of the horizontal diagonal (see the module).
+TURN_SPREAD = math.log(math.sqrt(2.0))
+#: On log(1 + summed ranges) of `ObjectRecord.motion_key` (the same joints agree to rounding).
+MOTION_TOLERANCE = 0.001
 
 
 def candidate_pairs(records: list[ObjectRecord]) -> dict[tuple[int, int], set[str]]:
@@ -124,6 +163,8 @@ def candidate_pairs(records: list[ObjectRecord]) -> dict[tuple[int, int], set[st
         pairs[pair].add("mesh_digest")
     for pair in _extent_pairs(records):
         pairs[pair].add("extents")
+    for pair in _height_pairs(records):
+        pairs[pair].add("height")
     return pairs
 
 
@@ -147,16 +188,49 @@ def _extent_pairs(records: list[ObjectRecord]) -> list[tuple[int, int]]:
         return []
     shape_keys = np.array([r.shape_key for r in records]) / EXTENT_TOLERANCE
     sizes = np.log(np.maximum([r.diagonal for r in records], 1e-12)) / LOG_UNIT
-    points = np.column_stack([shape_keys, sizes])
+    return _near_pairs(np.column_stack([shape_keys, sizes]), np.arange(len(records)))
+
+
+def _height_pairs(records: list[ObjectRecord]) -> list[tuple[int, int]]:
+    """Pairs whose heights are within LOG_UNIT of a unit factor (on its log), whose
+    horizontal diagonals over heights are within TURN_SPREAD (on its log) and whose motion keys
+    agree (`_motion_point`); objects without height or footprint are left to the other
+    blocks."""
+    kept = np.array([i for i, r in enumerate(records) if r.height > 0 and r.footprint > 0])
+    if len(kept) < 2:
+        return []
+    height = np.array([records[i].height for i in kept])
+    footprint = np.array([records[i].footprint for i in kept])
+    motion = np.array([_motion_point(records[i]) for i in kept]).reshape(-1, 3)
+    points = np.column_stack(
+        [np.log(footprint / height) / TURN_SPREAD, motion, np.log(height) / LOG_UNIT]
+    )
+    return _near_pairs(points, kept)
+
+
+def _motion_point(r: ObjectRecord) -> tuple[float, float, float]:
+    """`motion_key` in units of the tolerance (joint counts 2 apart: never near)."""
+    count, turning, sliding = r.motion_key
+    return (
+        2.0 * count,
+        math.log1p(turning) / MOTION_TOLERANCE,
+        math.log1p(sliding) / MOTION_TOLERANCE,
+    )
+
+
+def _near_pairs(points: np.ndarray, index: np.ndarray) -> list[tuple[int, int]]:
+    """(index[i], index[j]) of the rows within Chebyshev distance 1 of each other, the last
+    column (a log size in tolerance units) taken as it is or shifted by a unit factor."""
     tree = cKDTree(points)
     radius = 1.0 + 1e-9
     found = [tree.query_pairs(radius, p=np.inf, output_type="ndarray").reshape(-1, 2)]
     for factor in FACTORS_UP:
         shrunk = points.copy()
-        shrunk[:, 3] -= math.log(factor) / LOG_UNIT  # object j at 1/factor of its size
+        shrunk[:, -1] -= math.log(factor) / LOG_UNIT  # object j at 1/factor of its size
         near = tree.sparse_distance_matrix(cKDTree(shrunk), radius, p=np.inf, output_type="ndarray")
         found.append(np.column_stack([near["i"], near["j"]]).astype(np.int64))
-    both = np.sort(np.concatenate(found), axis=1)
+    both = index[np.concatenate(found)]
+    both = np.sort(both, axis=1)
     both = np.unique(both[both[:, 0] != both[:, 1]], axis=0)
     return [(int(i), int(j)) for i, j in both]
 
@@ -172,10 +246,27 @@ def cheap_match(a: ObjectRecord, b: ObjectRecord) -> tuple[bool, list[str]]:
     boxes = bool(np.all(np.abs(a.shape_key - b.shape_key) <= EXTENT_TOLERANCE))
     if boxes and unit_factor(b.diagonal / max(a.diagonal, 1e-12)) is not None:
         keys.append("extents")
+    if turned_match(a, b) is not None:
+        keys.append("height")
     if a.type_counts == b.type_counts:
         keys.append("joint_counts")
     if a.category == b.category:
         keys.append("category")
     fewer = min(len(a.mesh_digests), len(b.mesh_digests))
     same_files = shared >= 2 and shared >= MESH_SHARE * fewer
-    return same_files or "extents" in keys, keys
+    return same_files or "extents" in keys or "height" in keys, keys
+
+
+def turned_match(a: ObjectRecord, b: ObjectRecord) -> float | None:
+    """B's height over A's when B's box can be A's turned about z by some angle at a unit
+    factor and their joints' `motion_key` agree (the height block's test), else None."""
+    if min(a.height, b.height, a.footprint, b.footprint) <= 0:
+        return None
+    if np.abs(np.subtract(_motion_point(a), _motion_point(b))).max() > 1 + 1e-9:
+        return None
+    ratio = b.height / a.height
+    factor = unit_factor(ratio)
+    if factor is None:
+        return None
+    spread = abs(math.log(b.footprint / a.footprint / ratio))
+    return ratio if spread <= TURN_SPREAD * (1 + 1e-9) else None

@@ -50,13 +50,18 @@ class MotionEvidence:
     welded_motion: float = 0.0  # own motion of the joints "welded" leaves unassigned
 
 
-def joint_tree(rows, rotation: np.ndarray | None = None, scale: float = 1.0) -> metric.Tree:
-    """The metric tree of a joints-table slice, turned by `rotation` (3x3) and scaled."""
+def joint_tree(
+    rows, rotation: np.ndarray | None = None, scale: float = 1.0, shift: np.ndarray | None = None
+) -> metric.Tree:
+    """The metric tree of a joints-table slice, turned by `rotation` (3x3), scaled, then moved
+    by `shift` (a point p goes to scale * rotation @ p + shift)."""
     rows = list(rows)
     twist = np.array([r["twist"] for r in rows], dtype=float).reshape(-1, 6)
     if rotation is not None:
         twist = np.concatenate([twist[:, :3] @ rotation.T, twist[:, 3:] @ rotation.T], axis=1)
     twist[:, 3:] *= scale
+    if shift is not None:  # v = -w x q: moving q by t adds t x w
+        twist[:, 3:] += np.cross(shift, twist[:, :3])
     lower = np.array([r["lower"] for r in rows], dtype=float)
     upper = np.array([r["upper"] for r in rows], dtype=float)
     return metric.Tree(
@@ -92,6 +97,77 @@ def could_agree(a: metric.Tree, b: metric.Tree) -> bool:
         return bool((own <= tol).all())
     nearest = metric.joint_distance_matrix(small, big, SPLIT, kappa).min(axis=1)
     return bool((np.minimum(nearest, own) <= tol * (1 + 1e-9)).all())
+
+
+#: `could_agree_any_yaw`: how far two joints' invariants may differ (axis z components; limit
+#: ranges and pitches relative to the larger); the height of a horizontal hinge line, relative
+#: to the larger object's box diagonal: HEIGHT_TOLERANCE.
+INVARIANT_TOLERANCE = 0.01
+HEIGHT_TOLERANCE = 0.001
+HORIZONTAL = 1e-6  # |z component| of a horizontal axis
+
+
+def _invariants(rows, scale: float) -> np.ndarray:
+    """Per moving joint, what a turn about z, a shift and a size factor `scale` leave:
+    (prismatic, |z component of the axis|, range of motion, pitch, height of the line of a
+    horizontal rotational axis or NaN), lengths times `scale`."""
+    out = []
+    for r in rows:
+        twist = np.asarray(r["twist"], dtype=float)
+        turn = float(np.linalg.norm(twist[:3]))
+        lower, upper = float(r["lower"]), float(r["upper"])
+        height = math.nan
+        if turn > 0:
+            axis, pitch, per_unit = twist[:3] / turn, float(twist[:3] @ twist[3:]) / turn**2, turn
+            if abs(axis[2]) <= HORIZONTAL:  # v = -w x q: w x v / |w|^2 is q's height then
+                height = float(np.cross(twist[:3], twist[3:])[2]) / turn**2 * scale
+        else:
+            slide = float(np.linalg.norm(twist[3:]))
+            if slide == 0:
+                continue  # a fixed joint
+            axis, pitch, per_unit = twist[3:] / slide, 0.0, slide * scale
+        span = (upper - lower) * per_unit if math.isfinite(upper - lower) else math.inf
+        out.append((float(turn == 0), abs(axis[2]), span, pitch * scale, height))
+    return np.array(out, dtype=float).reshape(-1, 5)
+
+
+def could_agree_any_yaw(a_rows, b_rows, scale: float, length: float) -> bool:
+    """A cheap necessary test of "same" or "welded" before the yaw is known (A's lengths times
+    `scale` are B's; `length`: the larger box diagonal): every moving joint of the object with
+    fewer has a joint in the other of its kind with the same axis tilt, range of motion and
+    pitch (within INVARIANT_TOLERANCE) and, for a horizontal hinge, at the same height (within
+    HEIGHT_TOLERANCE of `length`), or moves less than INVARIANT_TOLERANCE of the largest
+    range."""
+    ia, ib = _invariants(a_rows, scale), _invariants(b_rows, 1.0)
+    small, big = (ia, ib) if len(ia) <= len(ib) else (ib, ia)
+    if len(small) == 0:
+        return True
+    finite = np.concatenate([small[:, 2], big[:, 2]])
+    finite = finite[np.isfinite(finite)]
+    largest = float(finite.max()) if len(finite) else 0.0
+    if len(big) == 0:
+        return bool((small[:, 2] <= INVARIANT_TOLERANCE * largest).all())
+    s, b = small[:, None, :], big[None, :, :]
+    both_unbounded = np.isinf(s[..., 2]) & np.isinf(b[..., 2])
+    with np.errstate(invalid="ignore"):
+        span = both_unbounded | (
+            np.abs(s[..., 2] - b[..., 2]) <= INVARIANT_TOLERANCE * np.maximum(s[..., 2], b[..., 2])
+        )
+    pitch = np.abs(s[..., 3] - b[..., 3]) <= INVARIANT_TOLERANCE * np.maximum(
+        np.maximum(np.abs(s[..., 3]), np.abs(b[..., 3])), 1e-9
+    )
+    heights = (np.isnan(s[..., 4]) & np.isnan(b[..., 4])) | (
+        np.abs(s[..., 4] - b[..., 4]) <= HEIGHT_TOLERANCE * length
+    )
+    close = (
+        (s[..., 0] == b[..., 0])
+        & (np.abs(s[..., 1] - b[..., 1]) <= INVARIANT_TOLERANCE)
+        & span
+        & pitch
+        & heights
+    )
+    still = small[:, 2] <= INVARIANT_TOLERANCE * largest
+    return bool((close.any(axis=1) | still).all())
 
 
 def motion_evidence(a: metric.Tree, b: metric.Tree) -> MotionEvidence:

@@ -1,15 +1,20 @@
 """Shape evidence: a symmetric Chamfer distance between seeded surface samples of two written
-objects at rest, scale-free, under the quarter turns about z the convention leaves open.
+objects at rest, scale-free, under the quarter turns about z the convention leaves open, or
+under any turn about z.
 
 The convention places every object's rest box centred on the z axis with its bottom at z = 0
-(docs/convention.md), so two exports of one object differ only by a yaw of a multiple of 90
-degrees (which way the source called "front") and by a size factor (a unit fixed upstream, or
-not). Each object is read once (`signature`, with the mesh files standing for its links) and
+(docs/convention.md), with z up as the sources file declares, so two exports of one object
+differ by a yaw and a size factor (a unit fixed upstream, or not). A yaw of a multiple of 90
+degrees (which way the source called "front") keeps the box, so the boxes are centred alike;
+any other yaw changes the box and so the placement: the surfaces are then put together by
+their exact centroids (`centring_shift`) and the yaw searched (`any_yaw_alignment`). Each
+object is read once (`signature`, with the mesh files standing for its links) and
 sampled once: SAMPLES points on its surface (every link's visuals, else its
 collisions, as the placement uses), area-weighted with a fixed seed, divided by the diagonal of
-its rest box. The distance from A to B is the mean distance of A's first QUERY points to their
+its rest box, with the exact centroid and covariance of that surface. The distance from A to
+B is the mean distance of A's first QUERY points to their
 nearest neighbour among all of B's points (scipy cKDTree), each capped at CAP; the Chamfer
-distance is the mean of both directions, minimized over the four yaws. Two samples of one
+distance is the mean of both directions, minimized over the yaws. Two samples of one
 surface measure below 0.003 (in diagonals: planted duplicates of the generated library, and
 the real xArm7 as URDF and MJCF: 0.0029), while near-misses measure 0.0045 and more (a
 cabinet with one drawer more, the URDFormer cabinets built from one set of parts: 0.010);
@@ -20,6 +25,7 @@ in other poses (a door frame turned by the source): POSED_TOLERANCE.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -42,6 +48,22 @@ SHAPE_TOLERANCE = 0.004
 POSED_TOLERANCE = 0.05
 REFINE_BELOW = 0.06  # coarse distances above this are final (beyond every tolerance)
 YAWS = (0, 90, 180, 270)
+#: Any yaw (`any_yaw_alignment`): the coarse search's step, how many of its minima are refined,
+#: the step below which the refinement uses QUERY points, and where it stops (degrees).
+FREE_STEP = 4.0
+FREE_STARTS = 2
+FREE_PRECISION = 0.02
+#: Footprints whose horizontal spread has this anisotropy or more start from their principal
+#: axes (their angle is then well defined), searched from PRINCIPAL_STEP degrees.
+ANISOTROPIC = 0.05
+PRINCIPAL_STEP = 1.0
+#: A start whose coarse distance is above this is not searched (the same surface at a wrong
+#: yaw of FREE_STEP / 2 at most measures below it).
+SEARCH_BELOW = 0.04
+#: `spreads_agree`: the invariant spreads (lengths) may differ by this much of B's overall
+#: spread (sampling-free: the same surface agrees to rounding; other meshings of a primitive
+#: to a fraction of this).
+SPREAD_TOLERANCE = 0.02
 #: Nearest-neighbour distances are capped here (in diagonals): far points cost the search most
 #: and say only "different"; the Chamfer distance is the mean of the capped distances.
 CAP = 0.1
@@ -54,6 +76,11 @@ class Sample:
     points: np.ndarray  # (SAMPLES, 3)
     tree: cKDTree
     diagonal: float
+    #: The exact area-weighted centroid and covariance of the surface (of the link origins
+    #: without shapes), in the points' units: where a turned copy's surface is and how it
+    #: spreads, whatever its box.
+    centroid: np.ndarray
+    covariance: np.ndarray
 
 
 @lru_cache(maxsize=64)
@@ -150,8 +177,17 @@ def signature(
         )
     if not parts or area.sum() <= 0:
         points = np.array([p[:3, 3] for p in poses.values()], dtype=float)
+        centroid = points.mean(axis=0)
+        covariance = np.cov(points.T, bias=True).reshape(3, 3)
         points = points[rng.integers(len(points), size=count)]
     else:
+        weight = area / area.sum()
+        centroid = weight @ tris.mean(axis=1)
+        # a triangle's second moment: (sum of v v^T over its corners + s s^T) / 12, s = their sum
+        local = tris - centroid
+        corners = np.einsum("t,tki,tkj->ij", weight, local, local)
+        total = local.sum(axis=1)
+        covariance = (corners + np.einsum("t,ti,tj->ij", weight, total, total)) / 12
         chosen = rng.choice(len(tris), size=count, p=area / area.sum())
         r1, r2 = rng.random(count), rng.random(count)
         s = np.sqrt(r1)
@@ -164,7 +200,8 @@ def signature(
     points = points / scale
     # An unbalanced tree builds in half the time and answers the same nearest neighbours.
     tree = cKDTree(points, balanced_tree=False, compact_nodes=False)
-    return Signature(Sample(points, tree, scale), mesh_uses(obj), vertices)
+    sample = Sample(points, tree, scale, centroid / scale, covariance / scale**2)
+    return Signature(sample, mesh_uses(obj), vertices)
 
 
 def mesh_uses(obj) -> tuple[tuple[str, float], ...]:
@@ -180,19 +217,31 @@ def mesh_uses(obj) -> tuple[tuple[str, float], ...]:
     )
 
 
-def yaw_matrix(degrees: int) -> np.ndarray:
-    """The exact rotation by a multiple of 90 degrees about z."""
-    c, s = {0: (1, 0), 90: (0, 1), 180: (-1, 0), 270: (0, -1)}[degrees % 360]
+def yaw_matrix(degrees: float) -> np.ndarray:
+    """The rotation by `degrees` about z (exact for the quarter turns)."""
+    if float(degrees) % 90 == 0:
+        c, s = {0: (1, 0), 90: (0, 1), 180: (-1, 0), 270: (0, -1)}[int(degrees) % 360]
+    else:
+        c, s = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
     return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]], dtype=float)
 
 
-def chamfer(a: Sample, b: Sample, yaw: int, size: float = 1.0, query: int = QUERY) -> float:
+def chamfer(
+    a: Sample,
+    b: Sample,
+    yaw: float,
+    size: float = 1.0,
+    query: int = QUERY,
+    shift: np.ndarray | None = None,
+) -> float:
     """Symmetric Chamfer distance (in B's box diagonals) between A turned by `yaw`, its points
-    multiplied by `size`, and B, from the first `query` points of each."""
+    multiplied by `size` and moved by `shift` (B's units), and B, from the first `query`
+    points of each."""
     rot = yaw_matrix(yaw) * size
-    a_to_b, _ = b.tree.query(a.points[:query] @ rot.T, distance_upper_bound=CAP)
+    shift = np.zeros(3) if shift is None else shift
+    a_to_b, _ = b.tree.query(a.points[:query] @ rot.T + shift, distance_upper_bound=CAP)
     b_to_a, _ = a.tree.query(
-        b.points[:query] @ np.linalg.inv(rot).T, distance_upper_bound=CAP / size
+        (b.points[:query] - shift) @ np.linalg.inv(rot).T, distance_upper_bound=CAP / size
     )
     a_to_b = np.minimum(a_to_b, CAP)
     b_to_a = np.minimum(b_to_a * size, CAP)
@@ -210,3 +259,102 @@ def shape_distances(a: Sample, b: Sample, size: float = 1.0, yaws=YAWS) -> dict[
         yaw: chamfer(a, b, yaw, size) if value <= min(1.5 * best + 0.005, REFINE_BELOW) else value
         for yaw, value in coarse.items()
     }
+
+
+def centring_shift(a: Sample, b: Sample, yaw: float, size: float) -> np.ndarray:
+    """The horizontal shift (B's units) that puts A's surface centroid, turned by `yaw` and
+    multiplied by `size`, on B's (both rest on z = 0, so no vertical shift)."""
+    moved = yaw_matrix(yaw) @ a.centroid * size
+    return np.array([b.centroid[0] - moved[0], b.centroid[1] - moved[1], 0.0])
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """The best turn of A onto B at any yaw: A's points turned by `yaw` degrees, multiplied by
+    `size` and moved by `shift` lie on B's (B's box diagonals) at Chamfer distance
+    `distance`."""
+
+    distance: float
+    yaw: float
+    shift: np.ndarray
+
+
+def spreads_agree(a: Sample, b: Sample, size: float = 1.0) -> bool:
+    """Whether A's surface, multiplied by `size`, spreads as B's does in what a turn about z
+    leaves of the covariance (its vertical variance, the sum and the product of its horizontal
+    eigenvalues, the length of its horizontal-vertical part), each within SPREAD_TOLERANCE
+    of B's as a length: a cheap necessary test before searching the yaw."""
+
+    def invariants(c: np.ndarray, f: float) -> np.ndarray:
+        h = c[:2, :2] * f**2
+        cross = float(np.hypot(c[0, 2], c[1, 2])) * f**2
+        return np.array([c[2, 2] * f**2, np.trace(h), math.sqrt(max(np.linalg.det(h), 0)), cross])
+
+    ia, ib = invariants(a.covariance, size), invariants(b.covariance, 1.0)
+    scale = float(np.trace(b.covariance))  # lengths squared: compare square roots
+    return bool((np.abs(np.sqrt(ia) - np.sqrt(ib)) <= SPREAD_TOLERANCE * math.sqrt(scale)).all())
+
+
+def _principal_yaw(c: np.ndarray) -> tuple[float, float]:
+    """(angle in degrees of the first horizontal principal axis, anisotropy (l1 - l2) / (l1 +
+    l2)) of a covariance."""
+    h = c[:2, :2]
+    angle = 0.5 * math.degrees(math.atan2(2 * h[0, 1], h[0, 0] - h[1, 1]))
+    spread = math.hypot(h[0, 0] - h[1, 1], 2 * h[0, 1]) / max(h[0, 0] + h[1, 1], 1e-300)
+    return angle, spread
+
+
+def any_yaw_alignment(a: Sample, b: Sample, size: float = 1.0, enough: float = 0.0) -> Alignment:
+    """The yaw (any angle) that brings A closest to B, their surface centroids put together.
+    Starts: the turns that put A's horizontal principal axes on B's (both signs) when both
+    footprints are anisotropic (ANISOTROPIC), else the best FREE_STARTS local minima of the
+    Chamfer distance from COARSE points at every FREE_STEP degrees. A principal-axis start
+    whose distance from QUERY points is at most `enough` is taken as it is (the principal
+    axes of one surface turned are exact; a grid point is not, and the joints' E_tree at a
+    wrong degree fails); else from it a pattern search from COARSE points halving its
+    step down to FREE_PRECISION degrees, then the distance from QUERY points. Deterministic."""
+
+    def distance(yaw: float, query: int) -> float:
+        return chamfer(a, b, yaw, size, query, centring_shift(a, b, yaw, size))
+
+    (angle_a, spread_a), (angle_b, spread_b) = (
+        _principal_yaw(a.covariance),
+        _principal_yaw(b.covariance),
+    )
+    principal = min(spread_a, spread_b) >= ANISOTROPIC
+    if principal:
+        turn = angle_b - angle_a
+        starts = [(distance(y, COARSE), y) for y in (turn, turn + 180.0)]
+        step = PRINCIPAL_STEP
+    else:
+        grid = np.arange(0.0, 360.0, FREE_STEP)
+        coarse = np.array([distance(y, COARSE) for y in grid])
+        n = len(grid)
+        minima = [i for i in range(n) if coarse[i] <= min(coarse[i - 1], coarse[(i + 1) % n])]
+        starts = [(coarse[i], float(grid[i])) for i in minima]
+        step = FREE_STEP / 2
+    best = None
+    for value, yaw in sorted(starts)[:FREE_STARTS]:
+        if value > SEARCH_BELOW:
+            continue
+        if enough > 0 and principal:
+            exact = distance(yaw, QUERY)
+            if exact <= enough:
+                yaw = yaw % 360.0
+                return Alignment(exact, yaw, centring_shift(a, b, yaw, size))
+        at_step = step
+        while at_step >= FREE_PRECISION:
+            found, at = min((distance(y, COARSE), y) for y in (yaw - at_step, yaw + at_step))
+            if found < value:
+                value, yaw = found, at
+            else:
+                at_step /= 2
+        yaw = round(yaw % 360.0, 3)
+        value = distance(yaw, QUERY)
+        if best is None or (value, yaw) < (best.distance, best.yaw):
+            best = Alignment(value, yaw, centring_shift(a, b, yaw, size))
+    if best is None:  # no start near enough: the best start's coarse distance
+        value, yaw = min(starts)
+        yaw = round(yaw % 360.0, 3)
+        best = Alignment(value, yaw, centring_shift(a, b, yaw, size))
+    return best

@@ -7,7 +7,9 @@ returns the clusters, the duplicates-table rows and the objects to move out:
 2. each surviving pair is measured (`measure`): the size ratio, E_tree after each quarter yaw
    and that scale at the yaws a cheap joint test leaves (`motion.could_agree`, no file read),
    then the shape distance (`shape`) at the yaws where the motion agrees, from each object's
-   signature (read once per object, only for objects of pairs left then);
+   signature (read once per object, only for objects of pairs left then); when no quarter turn
+   gives a duplicate and the boxes allow a turn by any angle, the same at the yaw of any angle
+   the surfaces give (`_at_any_yaw`);
 3. a pair is a duplicate when the motion agrees ("same", or "welded": the same joints with
    some fixed) and the shapes agree (Chamfer <= SHAPE_TOLERANCE at a unit-factor size ratio);
    or when both are built of the same mesh files (`mesh_match`: MESH_SHARE of the smaller
@@ -64,7 +66,7 @@ class PairEvidence:
     b: str
     keys: tuple[str, ...]
     shape_distance: float | None = None
-    yaw: int | None = None
+    yaw: float | None = None  # degrees: a quarter turn, else any angle (`shape.any_yaw_alignment`)
     scale_ratio: float | None = None
     motion: motion.MotionEvidence | None = None
     same_meshes: bool = False
@@ -172,8 +174,12 @@ def measure(
     """The evidence on one pair and whether it is a duplicate (before overrides). The cheap
     evidence first: the keys, then E_tree (no file read) at the yaws a cheap test leaves, which
     decides which yaws are worth a shape distance; files are read (once per object) only for
-    pairs left then. `full`: E_tree at every yaw even when no yaw can agree (an overridden
-    pair's row shows its evidence)."""
+    pairs left then. Quarter turns first (`_at_quarter_turns`); when they find no duplicate
+    and the boxes allow a turn by another angle (key "height") but not a quarter turn (no key
+    "extents"; a turn by another angle changes the box, except a round footprint's), any yaw
+    (`_at_any_yaw`). `full`:
+    E_tree at every yaw even when no yaw can agree (an overridden pair's row shows its
+    evidence)."""
     worth, matched = keys.cheap_match(a, b)
     evidence = PairEvidence(a.object_id, b.object_id, tuple(matched))
     if not worth:
@@ -183,7 +189,17 @@ def measure(
         sig_a, sig_b = signatures[a.object_id], signatures[b.object_id]
         stock = signatures.stock(a.object_id, b.object_id)
         mesh_factor = mesh_match(a, b, sig_a.uses, sig_b.uses, common, stock)
+    found = _at_quarter_turns(a, b, signatures, mesh_factor, evidence, full)
+    if found.duplicate or "height" not in matched or "extents" in matched:
+        return found  # boxes that agree at a quarter turn were measured at the right yaw
+    turned = _at_any_yaw(a, b, signatures, mesh_factor, evidence)
+    return turned if turned is not None and turned.duplicate else found
+
+
+def _at_quarter_turns(a, b, signatures, mesh_factor, evidence, full) -> PairEvidence:
+    """The evidence at the quarter turns about z (the boxes centred on one axis)."""
     if mesh_factor is not None:  # the same parts: sizes compare through the mesh scales
+        sig_a, sig_b = signatures[a.object_id], signatures[b.object_id]
         size = a.diagonal * mesh_factor / max(b.diagonal, 1e-12)
         distances = shape.shape_distances(sig_a.sample, sig_b.sample, size)
         yaw = min(shape.YAWS, key=lambda y: (distances[y], y))
@@ -219,6 +235,43 @@ def measure(
         yaw=yaw,
         scale_ratio=ratio,
         motion=kins[yaw],
+        duplicate=duplicate,
+        decision="duplicate" if duplicate else "distinct",
+    )
+
+
+def _at_any_yaw(a, b, signatures, mesh_factor, evidence) -> PairEvidence | None:
+    """The evidence at the yaw of any angle that brings A's surface closest to B's
+    (`shape.any_yaw_alignment`, surface centroids put together: a turned box is centred
+    elsewhere): sizes compare through the mesh scales (the same parts) or the heights; None
+    when the joints cannot agree at any yaw (`motion.could_agree_any_yaw`, no file read) or
+    the surfaces do not spread alike (`shape.spreads_agree`)."""
+    ratio = mesh_factor or keys.turned_match(a, b)
+    length = max(a.diagonal * ratio, b.diagonal)
+    if mesh_factor is None and not motion.could_agree_any_yaw(a.joints, b.joints, ratio, length):
+        return None
+    sample_a, sample_b = signatures[a.object_id].sample, signatures[b.object_id].sample
+    size = ratio * a.diagonal / max(b.diagonal, 1e-12)  # A's scale-free points in B's units
+    if mesh_factor is None and not shape.spreads_agree(sample_a, sample_b, size):
+        return None
+    tolerance = shape.SHAPE_TOLERANCE if mesh_factor is None else shape.POSED_TOLERANCE
+    found = shape.any_yaw_alignment(sample_a, sample_b, size, enough=tolerance)
+    # E_tree at the surfaces' yaw and shift: exact for one surface turned (its principal axes
+    # and centroid are), and what tells a joint moved against the same surface apart
+    tree_a = motion.joint_tree(
+        a.joints, shape.yaw_matrix(found.yaw), ratio, found.shift * b.diagonal
+    )
+    kin = motion.motion_evidence(tree_a, motion.joint_tree(b.joints))
+    duplicate = found.distance <= tolerance and (
+        mesh_factor is not None or kin.relation in ("same", "welded")
+    )
+    return replace(
+        evidence,
+        shape_distance=found.distance,
+        yaw=found.yaw,
+        scale_ratio=ratio,
+        motion=kin,
+        same_meshes=mesh_factor is not None,
         duplicate=duplicate,
         decision="duplicate" if duplicate else "distinct",
     )
@@ -329,6 +382,13 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
     return DuplicateResult(cluster_of, rows, moved_out, list(evidence.values()))
 
 
+def _yaw_of(e: PairEvidence, object_id: str) -> float | None:
+    """The yaw that turns `object_id` onto the other object of the pair (degrees)."""
+    if e.yaw is None:
+        return None
+    return float(e.yaw if e.a == object_id else (360 - e.yaw) % 360)
+
+
 def _row(record, canonical, e: PairEvidence, decision, handling, matched_to=None) -> dict:
     kin = e.motion
     return {
@@ -341,7 +401,7 @@ def _row(record, canonical, e: PairEvidence, decision, handling, matched_to=None
         "decision": decision,
         "handling": handling,
         "shape_distance": e.shape_distance,
-        "yaw_degrees": e.yaw,
+        "yaw_degrees": _yaw_of(e, record.object_id),
         "scale_ratio": (e.scale_ratio if e.a == record.object_id else 1 / e.scale_ratio)
         if e.scale_ratio
         else None,

@@ -5,6 +5,8 @@ A twin is an object built from the design of an earlier object (the same seeded 
 changed by one variant. Duplicates (the same physical object):
 - reexport: written by another format's writer;
 - yaw: turned by a quarter turn about z (another "front");
+- any_yaw: turned about z by an angle that is no multiple of 90 degrees (`any_yaw_angle`): its
+  rest box, and so its placement, differ from the original's;
 - millimetres: every length x 1000, in the source `sample_urdf_mm` whose `scale` is 0.001;
 - renamed: every link and joint renamed;
 - welded: one moving joint turned into a fixed one;
@@ -33,6 +35,7 @@ from samples.frames import pose, rot_z
 DUPLICATE_VARIANTS = (
     "reexport",
     "yaw",
+    "any_yaw",
     "millimetres",
     "renamed",
     "welded",
@@ -103,8 +106,16 @@ def welded(design: Design) -> Design:
     return replace(design, joints=joints)
 
 
-def yawed(design: Design) -> Design:
-    return design.transformed(pose(rot_z(math.pi / 2)))
+def yawed(design: Design, degrees: float = 90.0) -> Design:
+    return design.transformed(pose(rot_z(math.radians(degrees))))
+
+
+ANY_YAWS = (17.0, 38.5, 63.0, 124.0, 201.5, 317.0)  # degrees, none a multiple of 90
+
+
+def any_yaw_angle(index: int) -> float:
+    """The any_yaw angle of twin `index` (degrees)."""
+    return ANY_YAWS[index % len(ANY_YAWS)]
 
 
 SIZE_FACTORS = (1.15, 1.19, 1.23, 1.27)  # 3 % apart at least: sizes that a unit cannot explain
@@ -146,6 +157,8 @@ def apply_variant(design: Design, variant: str, index: int) -> Design:
     `samples.kinds`)."""
     if variant == "yaw":
         return yawed(design)
+    if variant == "any_yaw":
+        return yawed(design, any_yaw_angle(index))
     if variant == "millimetres":
         return scaled(design, 1000.0)
     if variant == "renamed":

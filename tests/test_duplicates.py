@@ -157,6 +157,44 @@ def test_blocking_proposes_every_pair_whose_boxes_agree(boxes):
             assert (i, j) in proposed
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.3, 0.5, 1.0]),  # footprint rectangle's short side (long: 1)
+            st.floats(0.0, 90.0),  # yaw, degrees
+            st.sampled_from([0.5, 0.5004, 0.6]),  # height
+            st.sampled_from([0.001, 0.1, 1.0, 1.0015, 1.2, 1000.0]),  # size
+        ),
+        min_size=2,
+        max_size=14,
+    )
+)
+def test_the_height_block_proposes_every_turned_box(boxes):
+    """Rest boxes of rectangles turned by any yaw: the k-d tree lists every pair the height
+    test keeps, and that test keeps every pair of one rectangle at a unit factor."""
+    records = []
+    for k, (w, yaw, h, size) in enumerate(boxes):
+        t = np.radians(yaw)
+        ex, ey = abs(np.cos(t)) + w * abs(np.sin(t)), abs(np.sin(t)) + w * abs(np.cos(t))
+        records.append(
+            ObjectRecord(
+                **{
+                    **_record(f"s__{k}", "s").__dict__,
+                    "bbox_min": (-ex * size / 2, -ey * size / 2, 0.0),
+                    "bbox_max": (ex * size / 2, ey * size / 2, h * size),
+                }
+            )
+        )
+    proposed = {p for p, why in candidate_pairs(records).items() if "height" in why}
+    for i, j in itertools.combinations(range(len(records)), 2):
+        kept = "height" in cheap_match(records[i], records[j])[1]
+        assert not kept or (i, j) in proposed
+        (wi, _, hi, si), (wj, _, hj, sj) = boxes[i], boxes[j]
+        if (wi, hi) == (wj, hj) and unit_factor(sj / si) is not None:
+            assert kept, "one rectangle turned otherwise"
+
+
 def _joints(twists, limits, names):
     return [
         {"twist": t, "lower": lo, "upper": up, "parent": p, "child": c}
@@ -450,3 +488,67 @@ def test_same_input_gives_byte_identical_duplicates_manifest(twin_library):
     assert (cold / "manifest" / "objects.parquet").read_bytes() == (
         root / "keep" / "manifest" / "objects.parquet"
     ).read_bytes()
+
+
+def test_twins_turned_by_any_yaw_are_found_and_near_misses_are_not(tmp_path, monkeypatch):
+    """Twins turned about z by angles that are no quarter turns (their boxes, and so their
+    placements, differ from the original's) join their originals; the near-misses, turned or
+    not, do not."""
+    import samples.twins
+
+    monkeypatch.setattr(samples.twins, "DUPLICATE_VARIANTS", ("any_yaw",))
+    monkeypatch.setattr(samples.twins, "NEAR_MISS_VARIANTS", NEAR_MISS_VARIANTS)
+    generate_library(tmp_path / "library", n=44, seed=3, twins=0.45)
+    _build(tmp_path / "library", tmp_path / "keep", tmp_path / "cache")
+    truth, near = _truth(tmp_path)
+    twins = json.loads((tmp_path / "library" / "twins.json").read_text())["twins"]
+    turned = [t for t in twins if t["variant"] == "any_yaw"]
+    assert len(turned) >= 5 and near
+    found = {
+        frozenset(p)
+        for members in _clusters(tmp_path / "keep").values()
+        for p in itertools.combinations(sorted(members), 2)
+    }
+    assert found == truth
+    assert not found & near
+    yaws = {
+        r["yaw_degrees"]
+        for r in _table(tmp_path / "keep", "duplicates")
+        if r["decision"] == "duplicate"
+    }
+    assert any(y % 90 for y in yaws), "found at a yaw that is no quarter turn"
+
+
+def _sample_of(points: np.ndarray):
+    from scipy.spatial import cKDTree
+
+    from duplicates.shape import Sample
+
+    centroid = points.mean(axis=0)
+    covariance = np.cov((points - centroid).T, bias=True)
+    return Sample(points, cKDTree(points), 1.0, centroid, covariance)
+
+
+@pytest.mark.parametrize("footprint", [(1.0, 0.5), (1.0, 1.0)])  # principal axes, else the grid
+@pytest.mark.parametrize("degrees", [17.0, 123.4, 301.25])
+def test_any_yaw_alignment_finds_the_turn_and_the_shift(footprint, degrees):
+    """A surface turned by any yaw and moved: the search finds the yaw (to its precision) and
+    puts the two on each other; a stretched copy does not spread alike."""
+    import trimesh
+
+    from duplicates.shape import any_yaw_alignment, spreads_agree, yaw_matrix
+
+    body = trimesh.creation.box(extents=(*footprint, 0.4))
+    knob = trimesh.creation.box(extents=(0.2, 0.1, 0.1))
+    knob.apply_translation((0.3 * footprint[0], 0.2 * footprint[1], 0.25))
+    mesh = trimesh.util.concatenate([body, knob])
+    rng = np.random.default_rng(5)
+    points = trimesh.sample.sample_surface(mesh, 8192, seed=rng)[0]
+    turned = points @ yaw_matrix(degrees).T + np.array([0.07, -0.03, 0.0])
+    a, b = _sample_of(points), _sample_of(turned)
+    assert spreads_agree(a, b)
+    assert not spreads_agree(a, _sample_of(points * np.array([1.05, 1.0, 1.0])))
+    found = any_yaw_alignment(a, b)
+    assert abs((found.yaw - degrees + 180) % 360 - 180) < 0.05
+    assert found.distance < 1e-3
+    assert np.allclose(found.shift[:2], [0.07, -0.03], atol=1e-3)
