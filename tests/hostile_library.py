@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -35,6 +36,43 @@ from samples.generate import generate_library
 MAX_SECONDS = 60.0
 MAX_TREE_BYTES = 4 * 1024**3
 SAMPLE_SECONDS = 0.05
+
+
+IN_ACCESS, IN_OPEN = 0x1, 0x20
+_EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
+
+
+class OpenWatch:
+    """Linux inotify watches (IN_OPEN | IN_ACCESS) on files: `events()` lists the files any
+    process opened or read since the watch started."""
+
+    def __init__(self, files: list[Path]):
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        self.files = {}
+        for path in files:
+            wd = self.libc.inotify_add_watch(self.fd, os.fsencode(path), IN_OPEN | IN_ACCESS)
+            if wd < 0:
+                raise OSError(ctypes.get_errno(), f"inotify_add_watch failed on {path}")
+            self.files[wd] = path
+
+    def events(self) -> list[tuple[Path, int]]:
+        out = []
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return out
+            offset = 0
+            while offset < len(data):
+                wd, mask, _, length = _EVENT.unpack_from(data, offset)
+                offset += _EVENT.size + length
+                out.append((self.files.get(wd), mask))
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 @dataclass

@@ -5,16 +5,14 @@ MuJoCo count too), and nothing is written outside --out and the cache."""
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import os
-import struct
 import tempfile
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from hostile_library import LARGE_CONTROLS, build_config, write_hostile_library
+from hostile_library import LARGE_CONTROLS, OpenWatch, build_config, write_hostile_library
 from verify_assets import door_urdf, write
 
 from export import release
@@ -26,42 +24,6 @@ from pipeline.cache import OUTSIDE, hash_inputs
 pytestmark = pytest.mark.slow
 LIBRARY_SECONDS = 180  # the build of the whole hostile library (about 70 s on 2 busy cores)
 BUILD_TIMEOUT = 300  # seconds for both builds: a hang fails the run (each is bounded, 60 s)
-
-IN_ACCESS, IN_OPEN = 0x1, 0x20
-_EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
-
-
-class OpenWatch:
-    """Linux inotify watches (IN_OPEN | IN_ACCESS) on files: `events()` lists the files any
-    process opened or read since the watch started."""
-
-    def __init__(self, files: list[Path]):
-        self.libc = ctypes.CDLL(None, use_errno=True)
-        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-        if self.fd < 0:
-            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
-        self.files = {}
-        for path in files:
-            wd = self.libc.inotify_add_watch(self.fd, os.fsencode(path), IN_OPEN | IN_ACCESS)
-            if wd < 0:
-                raise OSError(ctypes.get_errno(), f"inotify_add_watch failed on {path}")
-            self.files[wd] = path
-
-    def events(self) -> list[tuple[Path, int]]:
-        out = []
-        while True:
-            try:
-                data = os.read(self.fd, 65536)
-            except BlockingIOError:
-                return out
-            offset = 0
-            while offset < len(data):
-                wd, mask, _, length = _EVENT.unpack_from(data, offset)
-                offset += _EVENT.size + length
-                out.append((self.files.get(wd), mask))
-
-    def close(self) -> None:
-        os.close(self.fd)
 
 
 def tree(root: Path) -> dict[str, tuple]:

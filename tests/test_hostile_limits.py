@@ -10,6 +10,7 @@ import time
 
 from verify_assets import door_urdf, write
 
+from normalize import workers
 from normalize.sources import discover, load_sources
 from pipeline import chain
 from pipeline.cache import ObjectCache
@@ -101,9 +102,9 @@ def test_an_object_past_its_memory_limit_is_refused_and_the_next_one_computed(
 
 
 def test_the_memory_limit_comes_from_the_environment(monkeypatch):
-    monkeypatch.setenv(chain.OBJECT_MEMORY_ENV, "512")
-    assert chain.default_object_memory() == 512 * 1024**2
-    monkeypatch.setenv(chain.OBJECT_MEMORY_ENV, "0")
-    assert chain.default_object_memory() is None
-    monkeypatch.delenv(chain.OBJECT_MEMORY_ENV)
-    assert chain.default_object_memory() == chain.OBJECT_MEMORY
+    monkeypatch.setenv(workers.OBJECT_MEMORY_ENV, "512")
+    assert workers.default_object_memory() == 512 * 1024**2
+    monkeypatch.setenv(workers.OBJECT_MEMORY_ENV, "0")
+    assert workers.default_object_memory() is None
+    monkeypatch.delenv(workers.OBJECT_MEMORY_ENV)
+    assert workers.default_object_memory() == workers.OBJECT_MEMORY

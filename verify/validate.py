@@ -16,7 +16,8 @@ matching `schemas/validation_report.schema.json` (`objects`: one report per obje
 Exit code: 0 when every object passes (warnings allowed unless --strict), 1 when any object
 fails, 2 for a usage error (missing path, unknown format, nothing to validate). An unreadable or
 hostile asset is a failed object whose check id is the rejection code, never a traceback.
-Several objects are validated in parallel processes (both cores by default). Prefect is never
+Objects are validated in worker processes (both cores by default), each within the build's
+per-object limits (docs/limits.md). Prefect is never
 imported on this path. With --html FILE the command line also writes a self-contained HTML
 report with each object's previews (`previews.report`, above this package: it is handed the
 normalized folders through `validate_command(report_writer=...)`).
@@ -34,14 +35,26 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from normalize.errors import AssetError
 from normalize.files import read_head
 from normalize.paths import is_inside
 from normalize.sources import Candidate, SourceConfig, discover
+from normalize.workers import (
+    OBJECT_MEMORY_ENV,
+    OBJECT_SECONDS_ENV,
+    ObjectTimeout,
+    Supervisor,
+    WorkerLost,
+    default_object_memory,
+    default_object_seconds,
+    hard_seconds,
+    object_limits,
+    out_of_memory,
+)
 from verify.allowances import with_object_allowances
 from verify.report import CheckResult, VerificationReport, failed_report, rejection_report
 
@@ -251,7 +264,9 @@ def validate_candidate(
 ) -> VerificationReport:
     """Normalize one candidate into `out` (removed afterwards) and verify it; never raises.
     With `keep`, the normalized object folder (what would ship, passing or not) is moved there
-    first, for a report that shows it (`arena validate --html`)."""
+    first, for a report that shows it (`arena validate --html`). On the main thread of a
+    process (a worker process of `validate_candidates`) the object has the build's wall clock
+    and memory limit (`limits.time`, `limits.memory`)."""
     from normalize.run import normalize_candidate
     from verify import verify_object
 
@@ -259,19 +274,41 @@ def validate_candidate(
     candidate = with_object_allowances(candidate)
     try:
         try:
-            result = normalize_candidate(candidate, out)
-        except AssetError as exc:
-            report = rejection_report(candidate, exc)
-        else:
-            report = verify_object(result, candidate.source)
-            if keep is not None:
-                shutil.move(str(Path(result.urdf_path).parent), keep)
+            with object_limits(default_object_seconds(), default_object_memory()):
+                try:
+                    result = normalize_candidate(candidate, out)
+                except AssetError as exc:
+                    if out_of_memory(exc):
+                        raise MemoryError(str(exc)) from exc
+                    report = rejection_report(candidate, exc)
+                else:
+                    report = verify_object(result, candidate.source)
+                    if keep is not None:
+                        shutil.move(str(Path(result.urdf_path).parent), keep)
+        except MemoryError:
+            report = _limited(candidate, "limits.memory", "the object needed more memory")
+        except ObjectTimeout:
+            report = _limited(candidate, "limits.time", "the object took longer")
     except Exception as exc:  # a bug must not stop the other objects; the report says so
         report = _internal(candidate, exc)
     finally:
         shutil.rmtree(out, ignore_errors=True)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _limited(candidate: Candidate, code: str, what: str) -> VerificationReport:
+    message = f"{what} than its limit (docs/limits.md: ${OBJECT_MEMORY_ENV}, ${OBJECT_SECONDS_ENV})"
+    return failed_report(candidate, CheckResult(code, "error", False, message), "limits")
+
+
+def _lost(job, lost: WorkerLost) -> VerificationReport:
+    """The report of an object whose worker process died or was killed (`Supervisor`)."""
+    candidate, out, _ = job
+    shutil.rmtree(out, ignore_errors=True)
+    code = "limits.time" if lost.kind == "time" else "limits.crash"
+    message = f"{lost.message} while validating the object (docs/limits.md)"
+    return failed_report(candidate, CheckResult(code, "error", False, message), "limits")
 
 
 def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
@@ -281,28 +318,51 @@ def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
     )
 
 
-def _validate_job(job) -> VerificationReport:
-    return validate_candidate(*job)
+def validated(jobs: list) -> Iterator[VerificationReport]:
+    """`validate_candidate` of each (candidate, out, keep) job in turn: what the worker
+    processes run."""
+    for job in jobs:
+        yield validate_candidate(*job)
+
+
+_SUPERVISORS: dict[int, Supervisor] = {}  # worker processes by count, kept for later calls
+
+
+def _supervisor(workers: int) -> Supervisor:
+    if workers not in _SUPERVISORS:
+        _SUPERVISORS[workers] = Supervisor(workers)
+    return _SUPERVISORS[workers]
 
 
 def validate_candidates(
     candidates, workers: int | None = None, keep: Path | None = None
 ) -> list[VerificationReport]:
-    """Reports for candidates (already-failed reports pass through), in order; several
-    candidates run in `workers` processes (default: every core). With `keep`, the normalized
-    folder of the i-th candidate is kept as `keep/<i>` (`validate_candidate`)."""
+    """Reports for candidates (already-failed reports pass through), in order, computed in
+    `workers` worker processes (default: every core; kept for the next call) that survive an
+    object killing them: a crash is `limits.crash`, an object stuck in C code past its wall
+    clock `limits.time`. With `keep`, the normalized folder of the i-th candidate is kept as
+    `keep/<i>` (`validate_candidate`)."""
     with tempfile.TemporaryDirectory(prefix="arena-validate-") as tmp:
         jobs = [
             (c, Path(tmp) / str(i), None if keep is None else Path(keep) / str(i))
             for i, c in enumerate(candidates)
             if isinstance(c, Candidate)
         ]
-        workers = min(workers or os.cpu_count() or 1, len(jobs))
-        if workers <= 1:
-            done = [_validate_job(job) for job in jobs]
-        else:
-            with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-                done = list(pool.map(_validate_job, jobs, chunksize=1))
+        workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+        supervisor = _supervisor(workers)
+        seconds = hard_seconds(default_object_seconds())
+        shares = [jobs[i::workers] for i in range(workers)]
+        with ThreadPoolExecutor(workers) as threads:
+            runs = [
+                threads.submit(supervisor.run, validated, share, (), seconds, _lost)
+                for share in shares
+                if share
+            ]
+            done_by_job = {}
+            for share, run in zip([s for s in shares if s], runs, strict=True):
+                for job, report in zip(share, run.result(), strict=True):
+                    done_by_job[id(job)] = report
+        done = [done_by_job[id(job)] for job in jobs]
     reports = iter(done)
     return [next(reports) if isinstance(c, Candidate) else c for c in candidates]
 
