@@ -99,12 +99,17 @@ def memory_limit(extra: int | None):
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+#: how MuJoCo reports an allocation that failed (a ValueError, not a MemoryError)
+MUJOCO_OUT_OF_MEMORY = "Could not allocate memory"
+
+
 def out_of_memory(exc: BaseException) -> bool:
     """Whether `exc` is, or was raised while handling, a MemoryError (a stage that turns
-    every exception into its own code, such as a mesh loader's mesh.corrupt)."""
+    every exception into its own code, such as a mesh loader's mesh.corrupt) or MuJoCo's
+    report of an allocation that failed."""
     seen = set()
     while exc is not None and id(exc) not in seen:
-        if isinstance(exc, MemoryError):
+        if isinstance(exc, MemoryError) or MUJOCO_OUT_OF_MEMORY in str(exc):
             return True
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__

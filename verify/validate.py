@@ -260,31 +260,28 @@ def _unlisted(source: SourceConfig, exc: AssetError) -> VerificationReport:
 
 # --------------------------------------------------------------------------- one object
 def validate_candidate(
-    candidate: Candidate, out: Path, keep: Path | None = None
+    candidate: Candidate,
+    out: Path,
+    keep: Path | None = None,
+    seconds: float | None = None,
+    memory: int | None = None,
 ) -> VerificationReport:
     """Normalize one candidate into `out` (removed afterwards) and verify it; never raises.
     With `keep`, the normalized object folder (what would ship, passing or not) is moved there
     first, for a report that shows it (`arena validate --html`). On the main thread of a
-    process (a worker process of `validate_candidates`) the object has the build's wall clock
-    and memory limit (`limits.time`, `limits.memory`)."""
-    from normalize.run import normalize_candidate
-    from verify import verify_object
-
+    process (a worker process of `validate_candidates`) the object has `seconds` of wall clock
+    and `memory` bytes of address space (`limits.time`, `limits.memory`; None: unlimited)."""
     started = time.perf_counter()
     candidate = with_object_allowances(candidate)
     try:
         try:
-            with object_limits(default_object_seconds(), default_object_memory()):
+            with object_limits(seconds, memory):
                 try:
-                    result = normalize_candidate(candidate, out)
-                except AssetError as exc:
+                    report = _checked(candidate, out, keep)
+                except Exception as exc:  # whatever code a stage gave it
                     if out_of_memory(exc):
                         raise MemoryError(str(exc)) from exc
-                    report = rejection_report(candidate, exc)
-                else:
-                    report = verify_object(result, candidate.source)
-                    if keep is not None:
-                        shutil.move(str(Path(result.urdf_path).parent), keep)
+                    raise
         except MemoryError:
             report = _limited(candidate, "limits.memory", "the object needed more memory")
         except ObjectTimeout:
@@ -297,6 +294,22 @@ def validate_candidate(
     return report
 
 
+def _checked(candidate: Candidate, out: Path, keep: Path | None) -> VerificationReport:
+    from normalize.run import normalize_candidate
+    from verify import verify_object
+
+    try:
+        result = normalize_candidate(candidate, out)
+    except AssetError as exc:
+        if out_of_memory(exc):
+            raise
+        return rejection_report(candidate, exc)
+    report = verify_object(result, candidate.source)
+    if keep is not None:
+        shutil.move(str(Path(result.urdf_path).parent), keep)
+    return report
+
+
 def _limited(candidate: Candidate, code: str, what: str) -> VerificationReport:
     message = f"{what} than its limit (docs/limits.md: ${OBJECT_MEMORY_ENV}, ${OBJECT_SECONDS_ENV})"
     return failed_report(candidate, CheckResult(code, "error", False, message), "limits")
@@ -304,7 +317,7 @@ def _limited(candidate: Candidate, code: str, what: str) -> VerificationReport:
 
 def _lost(job, lost: WorkerLost) -> VerificationReport:
     """The report of an object whose worker process died or was killed (`Supervisor`)."""
-    candidate, out, _ = job
+    candidate, out = job[:2]
     shutil.rmtree(out, ignore_errors=True)
     code = "limits.time" if lost.kind == "time" else "limits.crash"
     message = f"{lost.message} while validating the object (docs/limits.md)"
@@ -319,8 +332,8 @@ def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
 
 
 def validated(jobs: list) -> Iterator[VerificationReport]:
-    """`validate_candidate` of each (candidate, out, keep) job in turn: what the worker
-    processes run."""
+    """`validate_candidate` of each (candidate, out, keep, seconds, memory) job in turn: what
+    the worker processes run."""
     for job in jobs:
         yield validate_candidate(*job)
 
@@ -342,19 +355,19 @@ def validate_candidates(
     object killing them: a crash is `limits.crash`, an object stuck in C code past its wall
     clock `limits.time`. With `keep`, the normalized folder of the i-th candidate is kept as
     `keep/<i>` (`validate_candidate`)."""
+    seconds, memory = default_object_seconds(), default_object_memory()
     with tempfile.TemporaryDirectory(prefix="arena-validate-") as tmp:
         jobs = [
-            (c, Path(tmp) / str(i), None if keep is None else Path(keep) / str(i))
+            (c, Path(tmp) / str(i), None if keep is None else Path(keep) / str(i), seconds, memory)
             for i, c in enumerate(candidates)
             if isinstance(c, Candidate)
         ]
         workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
         supervisor = _supervisor(workers)
-        seconds = hard_seconds(default_object_seconds())
         shares = [jobs[i::workers] for i in range(workers)]
         with ThreadPoolExecutor(workers) as threads:
             runs = [
-                threads.submit(supervisor.run, validated, share, (), seconds, _lost)
+                threads.submit(supervisor.run, validated, share, (), hard_seconds(seconds), _lost)
                 for share in shares
                 if share
             ]
