@@ -434,8 +434,8 @@ def mimic_chain_urdf(joints: int) -> str:
 def collada_instance_bomb(triangles: int = 20_000, fan: int = 10, depth: int = 4) -> str:
     """A COLLADA file of under 1 MB: one geometry, placed by nodes instancing nodes `fan`
     times over `depth` levels, so that decoding makes triangles x fan^depth triangles (2e8
-    with the defaults, many GB): under every byte and triangle count, stopped by the memory
-    limit."""
+    with the defaults, many GB): under every byte limit, its triangles counted before any
+    expansion."""
     positions = " ".join(
         f"{i * 1e-3} {(i % 7) * 1e-3} {(i % 5) * 1e-3}" for i in range(triangles + 2)
     )
@@ -577,7 +577,7 @@ def _size_kinds() -> dict[tuple[str, str], tuple[dict, str]]:
                 "m.urdf": robot(f'<link name="a">{mesh("part.dae")}</link>'),
                 "part.dae": collada_instance_bomb(),
             },
-            "limits.memory",
+            "mesh.too_many_triangles",
         ),
         ("sample_urdf", "mtl_texture_too_large"): (
             {
