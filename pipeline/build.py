@@ -107,6 +107,9 @@ class BuildConfig:
     version: str
     previous: Path | None = None
     batch_size: int = 64
+    # worker processes computing the objects, each object within its limits; 0: in this
+    # process, without per-object limits (tests that patch the stages; the command line
+    # needs at least 1)
     workers: int = 2
     runner: str = "process"
     dask_address: str | None = None
@@ -313,7 +316,7 @@ def split_cached(
 
 def run_batch(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
     """Compute one batch of cache misses: in the build's worker processes when it has them,
-    else here (a Dask worker)."""
+    else here (a Dask worker, or a build with 0 workers)."""
     if _POOL is not None:
         return _POOL.compute(batch, settings)
     return chain.compute_batch(batch, settings)
@@ -351,7 +354,7 @@ def worker_pool(config: BuildConfig):
     """Worker processes for every runner but dask (Dask workers are its pool), also for
     --workers 1: each object has its memory and time limits, and a crash loses only it."""
     global _POOL
-    if config.runner == "dask":
+    if config.runner == "dask" or config.workers == 0:
         yield
         return
     _POOL = WorkerPool(config.workers)
@@ -467,7 +470,7 @@ def compute_locally(config: BuildConfig, settings: BatchSettings, progress):
     def compute(source: SourceConfig, misses: list[Candidate]) -> list[dict]:
         outcomes: list[dict] = []
         batches = plan_batches(misses, config.batch_size, config.workers)
-        with ThreadPoolExecutor(max_workers=config.workers) as threads:
+        with ThreadPoolExecutor(max_workers=max(1, config.workers)) as threads:
             for batch in threads.map(lambda b: run_batch(b, settings), batches):
                 count_finished(progress, source, batch)
                 outcomes.extend(batch)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+import pyarrow.parquet as pq
 import yaml
 from test_verify_hostile import HOSTILE, TWO_LINKS, joint, make_hostile, robot
 from verify_assets import CUBE_OBJ, box, door_urdf, mesh, write
@@ -125,9 +126,117 @@ def bounded(what: str, seconds: float = MAX_SECONDS, memory: int = MAX_TREE_BYTE
     )
 
 
+#: folders of control objects: in every build through `build` or `build_config` that
+#: publishes a release, each must be accepted, and there must be one
+CONTROL_PREFIX = "control"
+#: files the runner plants beside the library (outside every root, --out and the cache) and
+#: watches: nothing may open them
+SENTINEL_FILES = ("arena-sentinel.obj", "arena-sentinel.urdf")
+
+
+def tree(root: Path) -> dict[str, tuple]:
+    """Every path under `root` with its type, size and modification time."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        st = path.lstat()
+        kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
+        out[path.relative_to(root).as_posix()] = (kind, st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _inside(path: Path, folders: list[Path]) -> bool:
+    return any(path == f or f in path.parents for f in folders)
+
+
+@contextlib.contextmanager
+def confined(roots: list[Path], out: Path, cache_dir: Path | None, reads: list[Path]):
+    """Run a build in the block, then assert what every hostile case must hold (issue 20):
+    no file outside the source `roots`, --out and the cache was opened (inotify on every such
+    file of the folder around them, `reads` excepted: the sources file, overrides, --previous,
+    and on sentinels planted there), nothing was written outside --out and the cache, and, when
+    a release was published, discovered = accepted + rejected for every source and every
+    control object (folder `control*`) is accepted, there being at least one."""
+    out = Path(out).absolute()
+    cache = Path(cache_dir).absolute() if cache_dir is not None else None
+    roots = [Path(r).absolute() for r in roots]
+    reads = [Path(r).absolute() for r in reads]
+    around = Path(os.path.commonpath([*roots, out, *([cache] if cache else []), *reads]))
+    writes = [out] + ([cache, cache.with_name(f".{cache.name}.key")] if cache else [])
+    planted = [
+        around / name
+        for name in SENTINEL_FILES
+        if not (around / name).exists() and not _inside(around, roots + writes)
+    ]
+    for path in planted:
+        path.write_text(CUBE_OBJ if path.suffix == ".obj" else door_urdf(), encoding="utf-8")
+    # an earlier release's files hard-linked with the cache's are the cache's to read
+    cached = {(p.stat().st_dev, p.stat().st_ino) for p in (cache or out).rglob("*") if p.is_file()}
+    watched = [
+        p
+        for p in around.rglob("*")
+        if p.is_file()
+        and not p.is_symlink()
+        and not _inside(p, roots + writes + reads)
+        and (p.stat().st_dev, p.stat().st_ino) not in cached
+    ]
+    before, cwd = tree(around), sorted(os.listdir())
+    watch = OpenWatch(watched)
+    try:
+        yield
+        opened = sorted({str(path) for path, _ in watch.events()})
+        seen = [True]
+        if planted:  # the control: the watch does see a deliberate open
+            planted[0].read_bytes()
+            seen = watch.events()
+    finally:
+        watch.close()
+        for path in planted:
+            path.unlink()
+    assert opened == [], f"opened outside the source roots, --out and the cache: {opened}"
+    assert seen, "the inotify watch did not see a deliberate open"
+    after = tree(around)
+    changed = [
+        p
+        for p, v in after.items()
+        if before.get(p) != v
+        and not _inside(around / p, writes)
+        and not any(around / p in w.parents for w in writes)  # a folder holding --out
+        and (around / p) not in planted
+    ]
+    assert changed == [], "written outside --out and the cache"
+    assert sorted(os.listdir()) == cwd
+    if (out / "release.json").is_file():
+        info = json.loads((out / "release.json").read_text(encoding="utf-8"))
+        for source in info["sources"]:
+            assert source["discovered"] == source["accepted"] + source["rejected"], source
+
+        def folders(table: str) -> list[str]:
+            rows = pq.read_table(out / "manifest" / f"{table}.parquet").to_pylist()
+            return [r["source_id"].split("/")[0] for r in rows]
+
+        controls = [f for f in folders("objects") if f.startswith(CONTROL_PREFIX)]
+        refused = [f for f in folders("rejects") if f.startswith(CONTROL_PREFIX)]
+        assert refused == [], f"control objects refused: {refused}"
+        assert controls, "the build holds no control object"
+
+
+def _sources_of(sources: Path) -> list:
+    from normalize.sources import load_sources
+
+    try:
+        return load_sources(sources)
+    except Exception:  # a hostile sources file, refused by the build itself
+        return []
+
+
+def _roots(configs) -> list[Path]:
+    return [r for c in configs for r in (c.path, *c.package_roots)]
+
+
 def build(sources: Path, out: Path, cache_dir: Path | None, **options) -> int:
     """`arena build` (flows.commands.build_command) of `sources` into `out`, within the
-    bounds; its exit code. options: version, previous, overrides, replace, workers..."""
+    bounds and `confined`; its exit code. options: version, previous, overrides, replace,
+    workers..."""
     settings = {
         "version": "t",
         "previous": None,
@@ -138,14 +247,21 @@ def build(sources: Path, out: Path, cache_dir: Path | None, **options) -> int:
         "no_cache": cache_dir is None,
         **options,
     }
-    with bounded(f"the build of {sources}"):
+    reads = [sources] + [settings[k] for k in ("previous", "overrides") if settings.get(k)]
+    roots = _roots(_sources_of(sources)) or [Path(sources).parent / "none"]
+    with confined(roots, out, cache_dir, reads), bounded(f"the build of {sources}"):
         return build_command(sources=sources, out=out, cache_dir=cache_dir, **settings)
 
 
-def build_config(config, seconds: float = MAX_SECONDS):
-    """`build_release(config)` within the bounds (`seconds` for a library of many cases): its
-    BuildResult."""
-    with bounded(f"the build into {config.out}", seconds):
+def build_config(config, seconds: float = MAX_SECONDS, confine: bool = True):
+    """`build_release(config)` within the bounds (`seconds` for a library of many cases) and
+    `confined` (unless `confine` is False: a test checking more itself); its BuildResult."""
+    reads = [r for r in (config.sources_file, config.previous) if r is not None]
+    guard = confined(_roots(config.sources), config.out, config.cache_dir, reads)
+    with (
+        guard if confine else contextlib.nullcontext(),
+        bounded(f"the build into {config.out}", seconds),
+    ):
         return build_release(config)
 
 

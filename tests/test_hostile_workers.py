@@ -37,8 +37,8 @@ EXPECTED = {"b_crash": "limits.crash", "c_stuck": "limits.time", "d_memory": "li
 def _library(tmp_path: Path) -> tuple[Path, dict[Path, signal.Signals]]:
     """Two doors around three hostile objects; the signal each hostile mesh's opening sends."""
     lib = tmp_path / "lib"
-    write(lib / "a_door", {"door.urdf": door_urdf()})
-    write(lib / "e_door", {"door.urdf": door_urdf()})
+    write(lib / "control_a", {"door.urdf": door_urdf()})
+    write(lib / "control_e", {"door.urdf": door_urdf()})
     for name, obj in (("b_crash", CUBE_OBJ), ("c_stuck", CUBE_OBJ), ("d_memory", MEMORY_BOMB)):
         write(lib / name, {"m.urdf": robot(f'<link name="a">{mesh("part.obj")}</link>')})
         (lib / name / "part.obj").write_text(obj, encoding="utf-8")
@@ -113,7 +113,7 @@ def test_a_build_with_one_worker_loses_only_the_object_that_killed_it(tmp_path, 
     crash = next(r for r in rejects if r["code"] == "limits.crash")
     assert "signal 9 (SIGKILL)" in crash["message"]
     objects = pq.read_table(tmp_path / "out" / "manifest" / "objects.parquet").to_pylist()
-    assert sorted(o["source_id"] for o in objects) == ["a_door/door", "e_door/door"]
+    assert sorted(o["source_id"] for o in objects) == ["control_a/door", "control_e/door"]
     [source] = result.info["sources"]
     assert source["discovered"] == 5 == source["accepted"] + source["rejected"]
     # none of the three is cached: the next build tries them again (no signals this time)
