@@ -21,6 +21,7 @@ import os
 import queue
 import signal
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import wait
@@ -168,15 +169,34 @@ class SupervisorClosed(RuntimeError):
     """The supervisor was closed (the build is ending) while a batch still ran."""
 
 
-def _serve(conn, initializer, initargs) -> None:
+def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
+    """End this process when the process that started it is gone (killed, even by SIGKILL),
+    instead of waiting forever for work as an orphan."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+#: Mesa's software renderer (llvmpipe) draws in the worker's own thread: the workers already
+#: take one core each, and a rasterizer thread that cannot start under the memory limit left
+#: the drawing thread waiting for it for ever (in `mjr_readPixels`)
+RENDER_THREADS = ("LP_NUM_THREADS", "0")
+
+
+def _serve(conn, parent_pid: int) -> None:
     """A worker process: run batches sent over `conn`, one result message per item."""
-    if initializer is not None:
-        initializer(*initargs)
+    os.environ.setdefault(*RENDER_THREADS)
+    exit_with_parent(parent_pid)
     while True:
         try:
-            fn, items, args = conn.recv()
+            fn, items, args = conn.recv()  # imports fn's module: not on the items' clock
         except EOFError:  # the supervisor is gone
             return
+        conn.send(("started",))
         try:
             results = fn(items, *args)
             for index in range(len(items)):
@@ -201,16 +221,14 @@ def _death(exitcode: int | None) -> str:
 class _Slot:
     """One worker process (started on first use, replaced after a loss) and its pipe."""
 
-    def __init__(self, context, initializer, initargs):
-        self.context, self.initializer, self.initargs = context, initializer, initargs
+    def __init__(self, context):
+        self.context = context
         self.process = None
         self.conn = None
 
     def start(self) -> None:
         parent, child = self.context.Pipe()
-        self.process = self.context.Process(
-            target=_serve, args=(child, self.initializer, self.initargs), daemon=True
-        )
+        self.process = self.context.Process(target=_serve, args=(child, os.getpid()), daemon=True)
         self.process.start()
         child.close()
         self.conn = parent
@@ -255,14 +273,18 @@ class Supervisor:
     or outlives its clock gets `on_lost(item, lost)` (called here) as its result, and the
     other items go on in a new process."""
 
-    def __init__(self, size: int, initializer=None, initargs=()):
+    def __init__(self, size: int):
         context = multiprocessing.get_context("spawn")
-        self._slots = [_Slot(context, initializer, initargs) for _ in range(size)]
+        self.size = size
+        self._slots = [_Slot(context) for _ in range(size)]
         self._free: queue.Queue[_Slot] = queue.Queue()
         for slot in self._slots:
             self._free.put(slot)
         self._closed = False
         self.lost = 0  # items lost so far (their processes replaced)
+
+    def idle(self) -> bool:
+        return self._free.qsize() == self.size
 
     def pids(self) -> list[int]:
         """The worker processes running now."""
@@ -299,16 +321,21 @@ class Supervisor:
         raise SupervisorClosed("the worker processes were stopped")
 
     def _collect(self, slot: _Slot, items, results: list, seconds, on_lost) -> None:
-        """Receive the results of the batch sent to `slot` until it ends or loses an item."""
+        """Receive the results of the batch sent to `slot` until it ends or loses an item.
+        The items' clock starts once the worker has the batch (its process started and the
+        batch function imported)."""
+        started = False
         while True:
-            message = slot.receive(seconds)
+            message = slot.receive(seconds if started else None)
             if isinstance(message, WorkerLost):
                 if self._closed:
                     raise SupervisorClosed("the worker processes were stopped")
                 self.lost += 1
                 results.append(on_lost(items[len(results)], message))
                 return
-            if message[0] == "done":
+            if message[0] == "started":
+                started = True
+            elif message[0] == "done":
                 results.append(message[2])
             elif message[0] == "end":
                 return
@@ -328,3 +355,30 @@ class Supervisor:
                 self._free.get_nowait().stop()
             except queue.Empty:
                 return
+
+
+_KEPT: dict[tuple, Supervisor] = {}  # see `shared`
+_KEPT_LOCK = threading.Lock()
+#: variables that change without changing what a worker process computes
+_UNRELATED_ENVIRONMENT = ("PYTEST_CURRENT_TEST",)
+
+
+def shared(size: int) -> Supervisor:
+    """The worker processes of this process's earlier builds or validations, kept for the
+    next one (starting a worker and importing the stages costs seconds: a test suite or a
+    notebook runs many builds) when the count, the environment and the working folder are the
+    same as when they started; else a new Supervisor, kept in turn (an idle one it replaces is
+    closed). The processes end with this process."""
+    environment = tuple(
+        sorted((k, v) for k, v in os.environ.items() if k not in _UNRELATED_ENVIRONMENT)
+    )
+    key = (size, environment, os.getcwd())
+    with _KEPT_LOCK:
+        kept = _KEPT.get(key)
+        if kept is None or kept._closed:
+            for other_key, other in list(_KEPT.items()):
+                if other.idle():
+                    other.close()
+                    del _KEPT[other_key]
+            kept = _KEPT[key] = Supervisor(size)
+        return kept

@@ -34,10 +34,10 @@ from export import release
 from export.assemble import assemble_release
 from normalize.sources import Candidate, SourceConfig, discover, skipped_files
 from normalize.workers import (
-    Supervisor,
     default_object_memory,
     default_object_seconds,
     hard_seconds,
+    shared,
 )
 from pipeline import chain
 from pipeline.cache import FORMAT as CACHE_FORMAT
@@ -238,7 +238,7 @@ class WorkerPool:
 
     def __init__(self, workers: int):
         self.workers = workers
-        self.supervisor = Supervisor(workers, chain.exit_with_parent, (os.getpid(),))
+        self.supervisor = shared(workers)  # the last build's processes, when they fit
         # the threads waiting for the worker processes: one per process
         self._threads = ThreadPoolExecutor(workers, thread_name_prefix="arena-worker")
 
@@ -267,9 +267,12 @@ class WorkerPool:
         futures = [self._threads.submit(self._lookup, chunk, settings) for chunk in chunks]
         return [outcome for future in futures for outcome in future.result()]
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
+        """Stop the threads; the worker processes are kept for the next build (`shared`)
+        unless this one `failed`, when batches may still run in them."""
         self._threads.shutdown(wait=False, cancel_futures=True)
-        self.supervisor.close()
+        if failed:
+            self.supervisor.close()
         self._threads.shutdown(wait=True)
 
 
@@ -358,10 +361,12 @@ def worker_pool(config: BuildConfig):
         yield
         return
     _POOL = WorkerPool(config.workers)
+    failed = True
     try:
         yield
+        failed = False
     finally:
-        _POOL.close()
+        _POOL.close(failed)
         _POOL = None
 
 

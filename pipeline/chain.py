@@ -30,7 +30,6 @@ import hashlib
 import logging
 import os
 import shutil
-import threading
 import time
 import traceback
 from collections.abc import Iterable, Iterator
@@ -527,18 +526,6 @@ def _release_memory() -> None:
 
     meshes.clear_cache()
     gc.collect()
-
-
-def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
-    """Worker-process initializer: end this process when the build process is gone (killed,
-    even by SIGKILL), instead of waiting forever on the pool's queue as an orphan."""
-
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(interval)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 MESH_CACHE = "meshes"  # folder of the cache root holding parsed meshes and mass properties

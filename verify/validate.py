@@ -47,13 +47,13 @@ from normalize.workers import (
     OBJECT_MEMORY_ENV,
     OBJECT_SECONDS_ENV,
     ObjectTimeout,
-    Supervisor,
     WorkerLost,
     default_object_memory,
     default_object_seconds,
     hard_seconds,
     object_limits,
     out_of_memory,
+    shared,
 )
 from verify.allowances import with_object_allowances
 from verify.report import CheckResult, VerificationReport, failed_report, rejection_report
@@ -338,15 +338,6 @@ def validated(jobs: list) -> Iterator[VerificationReport]:
         yield validate_candidate(*job)
 
 
-_SUPERVISORS: dict[int, Supervisor] = {}  # worker processes by count, kept for later calls
-
-
-def _supervisor(workers: int) -> Supervisor:
-    if workers not in _SUPERVISORS:
-        _SUPERVISORS[workers] = Supervisor(workers)
-    return _SUPERVISORS[workers]
-
-
 def validate_candidates(
     candidates, workers: int | None = None, keep: Path | None = None
 ) -> list[VerificationReport]:
@@ -363,7 +354,7 @@ def validate_candidates(
             if isinstance(c, Candidate)
         ]
         workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-        supervisor = _supervisor(workers)
+        supervisor = shared(workers)
         shares = [jobs[i::workers] for i in range(workers)]
         with ThreadPoolExecutor(workers) as threads:
             runs = [
