@@ -355,18 +355,12 @@ def validate_candidates(
         ]
         workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
         supervisor = shared(workers)
-        shares = [jobs[i::workers] for i in range(workers)]
-        with ThreadPoolExecutor(workers) as threads:
+        with ThreadPoolExecutor(workers) as threads:  # one job at a time to a free worker
             runs = [
-                threads.submit(supervisor.run, validated, share, (), hard_seconds(seconds), _lost)
-                for share in shares
-                if share
+                threads.submit(supervisor.run, validated, [job], (), hard_seconds(seconds), _lost)
+                for job in jobs
             ]
-            done_by_job = {}
-            for share, run in zip([s for s in shares if s], runs, strict=True):
-                for job, report in zip(share, run.result(), strict=True):
-                    done_by_job[id(job)] = report
-        done = [done_by_job[id(job)] for job in jobs]
+            done = [report for run in runs for report in run.result()]
     reports = iter(done)
     return [next(reports) if isinstance(c, Candidate) else c for c in candidates]
 
