@@ -5,6 +5,11 @@ files outside the library are what the hostile references try to reach; nothing 
 
 The URDF kinds of `tests/test_verify_hostile.py` (what `arena validate` is held to) are reused
 as they are; the others are built here.
+
+The shared runners `build` and `build_config` hold every hostile build to the bounds of issue
+20: `bounded` (60 s, 4 GB over the process tree) and `confined` (nothing outside the source
+roots, --out and the cache opened or written; discovered = accepted + rejected; every control
+object, in a folder `control*`, accepted).
 """
 
 from __future__ import annotations
