@@ -744,6 +744,25 @@ def _size_kinds() -> dict[tuple[str, str], tuple[dict, str]]:
             },
             "texture.too_large",
         ),
+        ("sample_mjcf", "mjcf_builtin_texture_huge"): (  # 6 x 30000^2 RGB pixels generated
+            {
+                "m.xml": _mjcf(
+                    "",
+                    '<asset><texture name="sky" type="skybox" builtin="gradient" width="30000" '
+                    'height="30000"/></asset>',
+                )
+            },
+            "texture.too_large",
+        ),
+        ("sample_mjcf", "mjcf_hfield_huge"): (  # 10^10 elevations: 40 GB of floats
+            {
+                "m.xml": _mjcf(
+                    "",
+                    '<asset><hfield name="h" nrow="100000" ncol="100000" size="1 1 1 1"/></asset>',
+                )
+            },
+            "texture.too_large",
+        ),
         ("sample_sdf", "sdf_pose_huge"): (
             {
                 "m.sdf": _sdf(_SDF_HINGE).replace(
