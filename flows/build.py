@@ -6,13 +6,13 @@
     arena_build_flow (one flow run per build, named `build <version>`)
       source_flow (a subflow, only for a source with objects to compute; run named by source)
         batch_task x B          one task per batch: waits for the batch started above (or, with
-                                Dask or one worker, computes it): normalize, verify, categorize
+                                Dask, computes it): normalize, verify, categorize
       assemble                  manifests, split/eval200, release.json, CHANGELOG, card, checksums
       publish                   rename the staging folder to --out
       artifacts                 the release summary (markdown) and the rejects (table)
 
 All real work is in plain functions (`pipeline.build`, `pipeline.chain`, `export`). With
-`--workers N > 1` the process runner hands each batch to a pool of N worker processes (spawned,
+`--workers N` the process runner hands each batch to a pool of N worker processes (spawned,
 never forked, and without Prefect), so CPU-bound stages use every core without booting one
 Prefect server per worker. `--runner dask` runs the batch tasks on a Dask cluster through
 prefect-dask: a temporary local cluster whose workers are pointed at this build's Prefect API,

@@ -513,6 +513,99 @@ OBJ_BYTES_PER_FACE = 256
 _DAE_COUNT = re.compile(
     rb"<(?:triangles|polylist|polygons|trifans|tristrips)\b[^>]*?\bcount\s*=\s*[\"'](\d+)"
 )
+_DAE_TAG = re.compile(
+    rb"<(/?)(geometry|node|visual_scene|instance_geometry|instance_node|instance_visual_scene|"
+    rb"triangles|polylist|polygons|trifans|tristrips)\b([^>]*)>"
+)
+_DAE_ATTRIBUTE = re.compile(rb"\b(id|url|count)\s*=\s*[\"']([^\"']*)[\"']")
+_DAE_PRIMITIVES = (b"triangles", b"polylist", b"polygons", b"trifans", b"tristrips")
+
+
+def _collada_placed_triangles(data: bytes, cap: int) -> int:
+    """The primitive counts of a COLLADA file multiplied out over its scene: every node placed
+    by the scene (`<instance_visual_scene>`, else every visual scene) counts the geometries it
+    instances, the nodes it instances (`<instance_node>`, by id) and its child nodes, so that
+    nodes instancing nodes ten times over four levels count ten thousand times. Read from the
+    tags with one linear scan, nothing parsed; an instance cycle counts once; every count is
+    bounded by `cap` (the answer is min(count, cap))."""
+    geometry: dict[bytes, int] = {}
+    parts: list[list[tuple[str, object]]] = []  # per node: ("geometry"|"node", id) or ("child", i)
+    node_ids: dict[bytes, int] = {}
+    scenes: dict[bytes, list[int]] = {}
+    chosen: list[bytes] = []
+    stack: list[tuple[bytes, object]] = []  # open geometry / node / visual_scene elements
+    for match in _DAE_TAG.finditer(data):
+        closing, tag, rest = match.group(1), match.group(2), match.group(3)
+        attributes = dict(_DAE_ATTRIBUTE.findall(rest))
+        if closing:
+            if stack and stack[-1][0] == tag:
+                stack.pop()
+            continue
+        empty = rest.rstrip().endswith(b"/")
+        inside = stack[-1] if stack else (None, None)
+        if tag in _DAE_PRIMITIVES:
+            if inside[0] == b"geometry" and attributes.get(b"count", b"").isdigit():
+                key = inside[1]
+                geometry[key] = min(cap, geometry.get(key, 0) + int(attributes[b"count"]))
+        elif tag == b"geometry":
+            if not empty:
+                stack.append((tag, attributes.get(b"id", b"")))
+        elif tag == b"visual_scene":
+            key = attributes.get(b"id", b"")
+            scenes.setdefault(key, [])
+            if not empty:
+                stack.append((tag, key))
+        elif tag == b"node":
+            index = len(parts)
+            parts.append([])
+            if b"id" in attributes:
+                node_ids.setdefault(attributes[b"id"], index)
+            if inside[0] == b"node":
+                parts[inside[1]].append(("child", index))
+            elif inside[0] == b"visual_scene":
+                scenes[inside[1]].append(index)
+            if not empty:
+                stack.append((tag, index))
+        elif tag == b"instance_visual_scene":
+            chosen.append(attributes.get(b"url", b"").lstrip(b"#"))
+        elif inside[0] == b"node":  # instance_geometry, instance_node
+            kind = "geometry" if tag == b"instance_geometry" else "node"
+            parts[inside[1]].append((kind, attributes.get(b"url", b"").lstrip(b"#")))
+
+    counted: dict[int, int] = {}
+
+    def node_count(root: int) -> int:  # depth first without recursion: nodes nest deeply
+        todo, visiting = [root], set()
+        while todo:
+            index = todo[-1]
+            if index in counted:
+                todo.pop()
+                continue
+            children = [
+                c
+                for kind, target in parts[index]
+                for c in (
+                    [target]
+                    if kind == "child"
+                    else [node_ids[target]]
+                    if kind == "node" and target in node_ids
+                    else []
+                )
+            ]
+            waiting = [c for c in children if c not in counted and c not in visiting]
+            if index not in visiting and waiting:
+                visiting.add(index)
+                todo.extend(waiting)
+                continue
+            total = sum(geometry.get(t, 0) for kind, t in parts[index] if kind == "geometry")
+            total += sum(counted.get(c, 0) for c in children)  # a cycle's back edge: 0
+            counted[index] = min(cap, total)
+            visiting.discard(index)
+            todo.pop()
+        return counted[root]
+
+    roots = [i for key in (chosen or list(scenes)) for i in scenes.get(key, [])]
+    return min(cap, sum(node_count(i) for i in roots))
 
 
 def _gltf_json(data: bytes, suffix: str) -> dict | None:
@@ -561,7 +654,8 @@ def _gltf_triangles(document: dict) -> int:
 def counted_triangles(data: bytes, suffix: str) -> int:
     """A cheap lower bound on the triangles (or a third of the vertices, if more) a mesh
     file's bytes make, without parsing them: OBJ face and vertex lines, the binary STL count or
-    ASCII facets, COLLADA primitive counts, glTF accessor counts per placed mesh."""
+    ASCII facets, COLLADA primitive counts (multiplied out over the nodes that place them),
+    glTF accessor counts per placed mesh."""
     if suffix == ".obj":
         faces = data.count(b"\nf ") + data.startswith(b"f ")
         vertices = data.count(b"\nv ") + data.startswith(b"v ")
@@ -574,7 +668,8 @@ def counted_triangles(data: bytes, suffix: str) -> int:
             return binary
         return data.count(b"endfacet")
     if suffix == ".dae":
-        return sum(int(n) for n in _DAE_COUNT.findall(data))
+        listed = sum(int(n) for n in _DAE_COUNT.findall(data))
+        return max(listed, _collada_placed_triangles(data, MAX_MESH_TRIANGLES + 1))
     if suffix in (".glb", ".gltf"):
         document = _gltf_json(data, suffix)
         return 0 if document is None else _gltf_triangles(document)

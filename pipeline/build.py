@@ -1,5 +1,5 @@
 """The release build without Prefect: discover each source, take unchanged objects from the
-cache, compute the others in batches (in worker processes when --workers > 1), check that every
+cache, compute the others in batches (in worker processes, --workers of them), check that every
 discovered object is accounted for, assemble the release (`export.assemble`) and publish it.
 
     run_build(config, run_sources, called, progress)
@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import math
-import multiprocessing
 import os
 import shutil
-import threading
 import time
 from collections import Counter
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +33,12 @@ from duplicates import DuplicateSettings
 from export import release
 from export.assemble import assemble_release
 from normalize.sources import Candidate, SourceConfig, discover, skipped_files
+from normalize.workers import (
+    default_object_memory,
+    default_object_seconds,
+    hard_seconds,
+    shared,
+)
 from pipeline import chain
 from pipeline.cache import FORMAT as CACHE_FORMAT
 from pipeline.cache import ObjectCache
@@ -103,6 +107,9 @@ class BuildConfig:
     version: str
     previous: Path | None = None
     batch_size: int = 64
+    # worker processes computing the objects, each object within its limits; 0: in this
+    # process, without per-object limits (tests that patch the stages; the command line
+    # needs at least 1)
     workers: int = 2
     runner: str = "process"
     dask_address: str | None = None
@@ -113,11 +120,11 @@ class BuildConfig:
     replace: bool = False  # replace a release already at `out` (`--replace`)
     sources_file: Path | None = None  # copied into the release (else the settings as YAML)
     # wall clock per object in the worker processes (limits.time): $ARENA_OBJECT_SECONDS or
-    # chain.OBJECT_SECONDS; None: unlimited
-    object_seconds: float | None = field(default_factory=chain.default_object_seconds)
+    # normalize.workers.OBJECT_SECONDS; None: unlimited
+    object_seconds: float | None = field(default_factory=default_object_seconds)
     # address space one object may add in a worker process (limits.memory):
-    # $ARENA_OBJECT_MEMORY_MB or chain.OBJECT_MEMORY; None: unlimited
-    object_memory: int | None = field(default_factory=chain.default_object_memory)
+    # $ARENA_OBJECT_MEMORY_MB or normalize.workers.OBJECT_MEMORY; None: unlimited
+    object_memory: int | None = field(default_factory=default_object_memory)
 
 
 @dataclass
@@ -223,41 +230,55 @@ class BuildResult:
 # --------------------------------------------------------------------------- batches and workers
 class WorkerPool:
     """`workers` spawned processes (never forked, no Prefect inside) for the stages, started
-    on first use: a build whose objects all come from the cache never starts them."""
+    on first use: a build whose objects all come from the cache never starts them. Each object
+    is watched from outside (`normalize.workers.Supervisor`): one that kills its process (a
+    crash in C code, the out-of-memory killer) is refused with `limits.crash`, one stuck in C
+    code past its wall clock with `limits.time`; the process is replaced and the batch goes on.
+    """
 
     def __init__(self, workers: int):
         self.workers = workers
-        self._pool: ProcessPoolExecutor | None = None
-        self._lock = threading.Lock()
+        self.supervisor = shared(workers)  # the last build's processes, when they fit
+        # the threads waiting for the worker processes: one per process
+        self._threads = ThreadPoolExecutor(workers, thread_name_prefix="arena-worker")
 
-    def _executor(self) -> ProcessPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    self.workers,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=chain.exit_with_parent,
-                    initargs=(os.getpid(),),
-                )
-            return self._pool
+    def _compute(self, misses: list[Candidate], settings: BatchSettings) -> list[dict]:
+        return self.supervisor.run(
+            chain.computed_outcomes,
+            misses,
+            (settings,),
+            hard_seconds(settings.object_seconds),
+            lambda candidate, lost: chain.lost_outcome(candidate, settings, lost),
+        )
 
     def submit(self, misses: list[Candidate], settings: BatchSettings) -> Future:
-        return self._executor().submit(chain.compute_batch, misses, settings)
+        return self._threads.submit(self._compute, misses, settings)
 
     def compute(self, misses: list[Candidate], settings: BatchSettings) -> list[dict]:
         return self.submit(misses, settings).result()
+
+    def _lookup(self, chunk: list[Candidate], settings: BatchSettings) -> list[dict | None]:
+        return self.supervisor.run(chain.looked_up_outcomes, chunk, (settings,), None, _to_compute)
 
     def lookup(self, candidates: list[Candidate], settings: BatchSettings) -> list[dict | None]:
         """Cache lookups of many candidates, in chunks across the worker processes."""
         size = max(1, min(LOOKUP_CHUNK, math.ceil(len(candidates) / (4 * self.workers))))
         chunks = [candidates[i : i + size] for i in range(0, len(candidates), size)]
-        executor = self._executor()
-        futures = [executor.submit(chain.lookup_batch, chunk, settings) for chunk in chunks]
+        futures = [self._threads.submit(self._lookup, chunk, settings) for chunk in chunks]
         return [outcome for future in futures for outcome in future.result()]
 
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+    def close(self, failed: bool = False) -> None:
+        """Stop the threads; the worker processes are kept for the next build (`shared`)
+        unless this one `failed`, when batches may still run in them."""
+        self._threads.shutdown(wait=False, cancel_futures=True)
+        if failed:
+            self.supervisor.close()
+        self._threads.shutdown(wait=True)
+
+
+def _to_compute(candidate: Candidate, lost) -> None:
+    """A lookup that killed its process: computed instead, where it is refused."""
+    return None
 
 
 _POOL: WorkerPool | None = None  # the worker processes of the running build, if any
@@ -298,7 +319,7 @@ def split_cached(
 
 def run_batch(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
     """Compute one batch of cache misses: in the build's worker processes when it has them,
-    else here (a Dask worker, or a build with one worker)."""
+    else here (a Dask worker, or a build with 0 workers)."""
     if _POOL is not None:
         return _POOL.compute(batch, settings)
     return chain.compute_batch(batch, settings)
@@ -333,17 +354,19 @@ def start_batches(
 
 @contextlib.contextmanager
 def worker_pool(config: BuildConfig):
-    """Worker processes for the thread and local runners when --workers > 1 (Dask workers
-    are the pool of the dask runner)."""
+    """Worker processes for every runner but dask (Dask workers are its pool), also for
+    --workers 1: each object has its memory and time limits, and a crash loses only it."""
     global _POOL
-    if config.workers <= 1 or config.runner == "dask":
+    if config.runner == "dask" or config.workers == 0:
         yield
         return
     _POOL = WorkerPool(config.workers)
+    failed = True
     try:
         yield
+        failed = False
     finally:
-        _POOL.close()
+        _POOL.close(failed)
         _POOL = None
 
 
@@ -452,7 +475,7 @@ def compute_locally(config: BuildConfig, settings: BatchSettings, progress):
     def compute(source: SourceConfig, misses: list[Candidate]) -> list[dict]:
         outcomes: list[dict] = []
         batches = plan_batches(misses, config.batch_size, config.workers)
-        with ThreadPoolExecutor(max_workers=config.workers) as threads:
+        with ThreadPoolExecutor(max_workers=max(1, config.workers)) as threads:
             for batch in threads.map(lambda b: run_batch(b, settings), batches):
                 count_finished(progress, source, batch)
                 outcomes.extend(batch)

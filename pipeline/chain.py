@@ -25,25 +25,17 @@ outcome, or for a cached object the whole lookup); `total` is the whole object.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import logging
 import os
 import shutil
-import signal
-import threading
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-
-try:
-    import resource
-except ImportError:  # not on Windows: no memory limit there
-    resource = None
 
 import previews
 from export import manifests
@@ -51,6 +43,14 @@ from export.digests import canonical_json, sha256_hex
 from normalize import inputs as recorded_inputs
 from normalize.errors import AssetError
 from normalize.sources import Candidate
+from normalize.workers import (
+    OBJECT_MEMORY_ENV,
+    OBJECT_SECONDS_ENV,
+    ObjectTimeout,
+    WorkerLost,
+    object_limits,
+    out_of_memory,
+)
 from pipeline.cache import MAX_HASH_BYTES, ObjectCache, hash_inputs
 
 logger = logging.getLogger("arena.build")
@@ -90,82 +90,8 @@ class BatchSettings:
     cache_dir: Path | None
     overrides: tuple[tuple[str, str], ...]
     versions: tuple[tuple[str, str], ...]
-    object_seconds: float | None = None  # see `time_limit`
-    object_memory: int | None = None  # bytes, see `memory_limit`
-
-
-#: Wall clock one object may take in a worker process before it is refused (limits.time).
-OBJECT_SECONDS = 600.0
-OBJECT_SECONDS_ENV = "ARENA_OBJECT_SECONDS"
-
-
-def _limit_from_environment(name: str, default: float, unit: float = 1.0) -> float | None:
-    """$name times `unit` (0: unlimited, None), else `default`."""
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return float(value) * unit if float(value) > 0 else None
-
-
-def default_object_seconds() -> float | None:
-    """$ARENA_OBJECT_SECONDS (0: unlimited), else OBJECT_SECONDS."""
-    return _limit_from_environment(OBJECT_SECONDS_ENV, OBJECT_SECONDS)
-
-
-#: Address space (bytes) one object may add to a worker process before it is refused
-#: (limits.memory): far above what real objects need (a few hundred MB at most)
-OBJECT_MEMORY = 2 * 1024**3
-OBJECT_MEMORY_ENV = "ARENA_OBJECT_MEMORY_MB"
-
-
-def default_object_memory() -> int | None:
-    """$ARENA_OBJECT_MEMORY_MB in MiB (0: unlimited), else OBJECT_MEMORY."""
-    limit = _limit_from_environment(OBJECT_MEMORY_ENV, OBJECT_MEMORY, 1024**2)
-    return None if limit is None else int(limit)
-
-
-def _address_space() -> int | None:
-    """The process's virtual memory size in bytes (Linux), None where it cannot be read."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-@contextlib.contextmanager
-def memory_limit(extra: int | None):
-    """Let the block add at most `extra` bytes of address space to this process
-    (RLIMIT_AS): an allocation past it fails, as MemoryError in Python. Active only on the
-    main thread of a process, as in the build's worker processes (the limit is the whole
-    process's: threads of a build with one worker share it), and where /proc tells the
-    current size."""
-    current = _address_space() if extra is not None else None
-    usable = resource is not None and threading.current_thread() is threading.main_thread()
-    if current is None or not usable:
-        yield
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = current + extra
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-
-
-def _out_of_memory(exc: BaseException) -> bool:
-    """Whether `exc` is, or was raised while handling, a MemoryError (a stage that turns
-    every exception into its own code, such as a mesh loader's mesh.corrupt)."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, MemoryError):
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return False
+    object_seconds: float | None = None  # see `normalize.workers.time_limit`
+    object_memory: int | None = None  # bytes, see `normalize.workers.memory_limit`
 
 
 @cache
@@ -175,33 +101,6 @@ def _load_stages() -> None:
     import verify  # noqa: F401
 
     taxonomy_version()
-
-
-class ObjectTimeout(BaseException):
-    """An object ran out of its wall clock. A BaseException, so that no stage's `except
-    Exception` can swallow it."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float | None):
-    """Raise ObjectTimeout in the block after `seconds` (SIGALRM). Active only on the main
-    thread of a process, as in the build's worker processes; elsewhere (threads of a build
-    with one worker) the block runs unlimited."""
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    if seconds is None or not usable:
-        yield
-        return
-
-    def expire(signum, frame):
-        raise ObjectTimeout()
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # --------------------------------------------------------------------------- versions and keys
@@ -479,7 +378,7 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
         }
     except AssetError as exc:
         shutil.rmtree(object_dir, ignore_errors=True)
-        if _out_of_memory(exc):  # see computed_outcome
+        if out_of_memory(exc):  # see computed_outcome
             raise
         return _rejected(candidate, exc.stage, exc.code, exc.message, exc.path, exc.element)
 
@@ -522,13 +421,6 @@ def cached_outcome(
     }
 
 
-def lookup_batch(candidates: Iterable[Candidate], settings: BatchSettings) -> list[dict | None]:
-    """`cached_outcome` of each candidate (None: to compute); what worker processes run for
-    the lookups of a large source."""
-    cache = ObjectCache(settings.cache_dir)
-    return [cached_outcome(c, settings, cache) for c in candidates]
-
-
 def computed_outcome(
     candidate: Candidate, settings: BatchSettings, cache: ObjectCache | None = None
 ) -> dict:
@@ -541,7 +433,7 @@ def computed_outcome(
     object_dir = settings.staging / "objects" / candidate.object_id
     started = time.perf_counter()
     seconds: dict[str, float] = {}
-    internal = timed_out = out_of_memory = False
+    internal = timed_out = ran_out = False
     staging = str(settings.staging.resolve()) + os.sep
     for attempt in (1, 2):
         with recorded_inputs.recording() as recorded:
@@ -549,17 +441,17 @@ def computed_outcome(
                 recorded_inputs.record(candidate.path)
             _load_stages()  # imports and loaded data do not count on the object's clock
             try:
-                with time_limit(settings.object_seconds), memory_limit(settings.object_memory):
+                with object_limits(settings.object_seconds, settings.object_memory):
                     try:
                         outcome = _compute(candidate, settings, seconds)
                     except Exception as exc:  # whatever code a stage gave it
-                        if _out_of_memory(exc):
+                        if out_of_memory(exc):
                             raise MemoryError(str(exc)) from exc
                         raise
                 break
             except MemoryError:
                 shutil.rmtree(object_dir, ignore_errors=True)
-                out_of_memory = True
+                ran_out = True
                 outcome = _rejected(
                     candidate,
                     "pipeline",
@@ -611,7 +503,7 @@ def computed_outcome(
     changed = None in recorded.digests.values()  # a file read twice differed: mixed content
     cacheable = candidate.refusal is None and not (reject and reject["code"] in TRANSIENT_CODES)
     # a slower or smaller machine's verdict is not the object's
-    cacheable = cacheable and not changed and not timed_out and not out_of_memory
+    cacheable = cacheable and not changed and not timed_out and not ran_out
     if cache is not None and not internal and cacheable:
         t = time.perf_counter()
         identity = _identity(candidate, settings)
@@ -636,27 +528,56 @@ def _release_memory() -> None:
     gc.collect()
 
 
-def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
-    """Worker-process initializer: end this process when the build process is gone (killed,
-    even by SIGKILL), instead of waiting forever on the pool's queue as an orphan."""
-
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(interval)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
-
-
 MESH_CACHE = "meshes"  # folder of the cache root holding parsed meshes and mass properties
 
 
 def compute_batch(candidates: Iterable[Candidate], settings: BatchSettings) -> list[dict]:
-    """Compute (never look up) a batch; what worker processes run for the cache misses. Parsed
-    meshes and mass properties are kept under the cache root by content
-    (`normalize.meshes.disk_cache`), across objects, worker processes and releases."""
+    """Compute (never look up) a batch, here; see `computed_outcomes`."""
+    return list(computed_outcomes(list(candidates), settings))
+
+
+def computed_outcomes(candidates: list[Candidate], settings: BatchSettings) -> Iterator[dict]:
+    """The computed outcome of each candidate in turn (never looked up); what the worker
+    processes run for the cache misses (`normalize.workers.Supervisor`). Parsed meshes and
+    mass properties are kept under the cache root by content (`normalize.meshes.disk_cache`),
+    across objects, worker processes and releases."""
     from normalize import meshes
 
     cache = _open_cache(settings)
     with meshes.disk_cache(settings.cache_dir / MESH_CACHE if settings.cache_dir else None):
-        return [computed_outcome(c, settings, cache) for c in candidates]
+        for candidate in candidates:
+            yield computed_outcome(candidate, settings, cache)
+
+
+def looked_up_outcomes(candidates: list[Candidate], settings: BatchSettings) -> Iterator:
+    """`cached_outcome` of each candidate in turn (None: to compute)."""
+    cache = ObjectCache(settings.cache_dir)
+    for candidate in candidates:
+        yield cached_outcome(candidate, settings, cache)
+
+
+def lost_outcome(candidate: Candidate, settings: BatchSettings, lost: WorkerLost) -> dict:
+    """The outcome of a candidate whose worker process died while computing it (`limits.crash`)
+    or was killed because the object outlived its wall clock in C code (`limits.time`); never
+    cached (another machine, or a rerun, may finish it)."""
+    shutil.rmtree(settings.staging / "objects" / candidate.object_id, ignore_errors=True)
+    if lost.kind == "time":
+        code = "limits.time"
+        message = (
+            f"the object took more than {settings.object_seconds:g} s (the limit of "
+            f"${OBJECT_SECONDS_ENV}, docs/limits.md) inside C code; its worker process was "
+            f"{lost.message} and replaced"
+        )
+    else:
+        code = "limits.crash"
+        message = (
+            f"{lost.message} while it computed the object (docs/limits.md); the process was "
+            "replaced and the build went on"
+        )
+    return {
+        **_rejected(candidate, "pipeline", code, message),
+        "cached": False,
+        "inputs": {},
+        "seconds": {},
+        "internal_error": False,
+    }

@@ -5,12 +5,18 @@ files outside the library are what the hostile references try to reach; nothing 
 
 The URDF kinds of `tests/test_verify_hostile.py` (what `arena validate` is held to) are reused
 as they are; the others are built here.
+
+The shared runners `build` and `build_config` hold every hostile build to the bounds of issue
+20: `bounded` (60 s, 4 GB over the process tree) and `confined` (nothing outside the source
+roots, --out and the cache opened or written; discovered = accepted + rejected; every control
+object, in a folder `control*`, accepted).
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -23,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+import pyarrow.parquet as pq
 import yaml
 from test_verify_hostile import HOSTILE, TWO_LINKS, joint, make_hostile, robot
 from verify_assets import CUBE_OBJ, box, door_urdf, mesh, write
@@ -35,6 +42,43 @@ from samples.generate import generate_library
 MAX_SECONDS = 60.0
 MAX_TREE_BYTES = 4 * 1024**3
 SAMPLE_SECONDS = 0.05
+
+
+IN_ACCESS, IN_OPEN = 0x1, 0x20
+_EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
+
+
+class OpenWatch:
+    """Linux inotify watches (IN_OPEN | IN_ACCESS) on files: `events()` lists the files any
+    process opened or read since the watch started."""
+
+    def __init__(self, files: list[Path]):
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        self.files = {}
+        for path in files:
+            wd = self.libc.inotify_add_watch(self.fd, os.fsencode(path), IN_OPEN | IN_ACCESS)
+            if wd < 0:
+                raise OSError(ctypes.get_errno(), f"inotify_add_watch failed on {path}")
+            self.files[wd] = path
+
+    def events(self) -> list[tuple[Path, int]]:
+        out = []
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return out
+            offset = 0
+            while offset < len(data):
+                wd, mask, _, length = _EVENT.unpack_from(data, offset)
+                offset += _EVENT.size + length
+                out.append((self.files.get(wd), mask))
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 @dataclass
@@ -87,9 +131,117 @@ def bounded(what: str, seconds: float = MAX_SECONDS, memory: int = MAX_TREE_BYTE
     )
 
 
+#: folders of control objects: in every build through `build` or `build_config` that
+#: publishes a release, each must be accepted, and there must be one
+CONTROL_PREFIX = "control"
+#: files the runner plants beside the library (outside every root, --out and the cache) and
+#: watches: nothing may open them
+SENTINEL_FILES = ("arena-sentinel.obj", "arena-sentinel.urdf")
+
+
+def tree(root: Path) -> dict[str, tuple]:
+    """Every path under `root` with its type, size and modification time."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        st = path.lstat()
+        kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
+        out[path.relative_to(root).as_posix()] = (kind, st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _inside(path: Path, folders: list[Path]) -> bool:
+    return any(path == f or f in path.parents for f in folders)
+
+
+@contextlib.contextmanager
+def confined(roots: list[Path], out: Path, cache_dir: Path | None, reads: list[Path]):
+    """Run a build in the block, then assert what every hostile case must hold (issue 20):
+    no file outside the source `roots`, --out and the cache was opened (inotify on every such
+    file of the folder around them, `reads` excepted: the sources file, overrides, --previous,
+    and on sentinels planted there), nothing was written outside --out and the cache, and, when
+    a release was published, discovered = accepted + rejected for every source and every
+    control object (folder `control*`) is accepted, there being at least one."""
+    out = Path(out).absolute()
+    cache = Path(cache_dir).absolute() if cache_dir is not None else None
+    roots = [Path(r).absolute() for r in roots]
+    reads = [Path(r).absolute() for r in reads]
+    around = Path(os.path.commonpath([*roots, out, *([cache] if cache else []), *reads]))
+    writes = [out] + ([cache, cache.with_name(f".{cache.name}.key")] if cache else [])
+    planted = [
+        around / name
+        for name in SENTINEL_FILES
+        if not (around / name).exists() and not _inside(around, roots + writes)
+    ]
+    for path in planted:
+        path.write_text(CUBE_OBJ if path.suffix == ".obj" else door_urdf(), encoding="utf-8")
+    # an earlier release's files hard-linked with the cache's are the cache's to read
+    cached = {(p.stat().st_dev, p.stat().st_ino) for p in (cache or out).rglob("*") if p.is_file()}
+    watched = [
+        p
+        for p in around.rglob("*")
+        if p.is_file()
+        and not p.is_symlink()
+        and not _inside(p, roots + writes + reads)
+        and (p.stat().st_dev, p.stat().st_ino) not in cached
+    ]
+    before, cwd = tree(around), sorted(os.listdir())
+    watch = OpenWatch(watched)
+    try:
+        yield
+        opened = sorted({str(path) for path, _ in watch.events()})
+        seen = [True]
+        if planted:  # the control: the watch does see a deliberate open
+            planted[0].read_bytes()
+            seen = watch.events()
+    finally:
+        watch.close()
+        for path in planted:
+            path.unlink()
+    assert opened == [], f"opened outside the source roots, --out and the cache: {opened}"
+    assert seen, "the inotify watch did not see a deliberate open"
+    after = tree(around)
+    changed = [
+        p
+        for p, v in after.items()
+        if before.get(p) != v
+        and not _inside(around / p, writes)
+        and not any(around / p in w.parents for w in writes)  # a folder holding --out
+        and (around / p) not in planted
+    ]
+    assert changed == [], "written outside --out and the cache"
+    assert sorted(os.listdir()) == cwd
+    if (out / "release.json").is_file():
+        info = json.loads((out / "release.json").read_text(encoding="utf-8"))
+        for source in info["sources"]:
+            assert source["discovered"] == source["accepted"] + source["rejected"], source
+
+        def folders(table: str) -> list[str]:
+            rows = pq.read_table(out / "manifest" / f"{table}.parquet").to_pylist()
+            return [r["source_id"].split("/")[0] for r in rows]
+
+        controls = [f for f in folders("objects") if f.startswith(CONTROL_PREFIX)]
+        refused = [f for f in folders("rejects") if f.startswith(CONTROL_PREFIX)]
+        assert refused == [], f"control objects refused: {refused}"
+        assert controls, "the build holds no control object"
+
+
+def _sources_of(sources: Path) -> list:
+    from normalize.sources import load_sources
+
+    try:
+        return load_sources(sources)
+    except Exception:  # a hostile sources file, refused by the build itself
+        return []
+
+
+def _roots(configs) -> list[Path]:
+    return [r for c in configs for r in (c.path, *c.package_roots)]
+
+
 def build(sources: Path, out: Path, cache_dir: Path | None, **options) -> int:
     """`arena build` (flows.commands.build_command) of `sources` into `out`, within the
-    bounds; its exit code. options: version, previous, overrides, replace, workers..."""
+    bounds and `confined`; its exit code. options: version, previous, overrides, replace,
+    workers..."""
     settings = {
         "version": "t",
         "previous": None,
@@ -100,14 +252,21 @@ def build(sources: Path, out: Path, cache_dir: Path | None, **options) -> int:
         "no_cache": cache_dir is None,
         **options,
     }
-    with bounded(f"the build of {sources}"):
+    reads = [sources] + [settings[k] for k in ("previous", "overrides") if settings.get(k)]
+    roots = _roots(_sources_of(sources)) or [Path(sources).parent / "none"]
+    with confined(roots, out, cache_dir, reads), bounded(f"the build of {sources}"):
         return build_command(sources=sources, out=out, cache_dir=cache_dir, **settings)
 
 
-def build_config(config, seconds: float = MAX_SECONDS):
-    """`build_release(config)` within the bounds (`seconds` for a library of many cases): its
-    BuildResult."""
-    with bounded(f"the build into {config.out}", seconds):
+def build_config(config, seconds: float = MAX_SECONDS, confine: bool = True):
+    """`build_release(config)` within the bounds (`seconds` for a library of many cases) and
+    `confined` (unless `confine` is False: a test checking more itself); its BuildResult."""
+    reads = [r for r in (config.sources_file, config.previous) if r is not None]
+    guard = confined(_roots(config.sources), config.out, config.cache_dir, reads)
+    with (
+        guard if confine else contextlib.nullcontext(),
+        bounded(f"the build into {config.out}", seconds),
+    ):
         return build_release(config)
 
 
@@ -396,8 +555,8 @@ def mimic_chain_urdf(joints: int) -> str:
 def collada_instance_bomb(triangles: int = 20_000, fan: int = 10, depth: int = 4) -> str:
     """A COLLADA file of under 1 MB: one geometry, placed by nodes instancing nodes `fan`
     times over `depth` levels, so that decoding makes triangles x fan^depth triangles (2e8
-    with the defaults, many GB): under every byte and triangle count, stopped by the memory
-    limit."""
+    with the defaults, many GB): under every byte limit, its triangles counted before any
+    expansion."""
     positions = " ".join(
         f"{i * 1e-3} {(i % 7) * 1e-3} {(i % 5) * 1e-3}" for i in range(triangles + 2)
     )
@@ -539,7 +698,7 @@ def _size_kinds() -> dict[tuple[str, str], tuple[dict, str]]:
                 "m.urdf": robot(f'<link name="a">{mesh("part.dae")}</link>'),
                 "part.dae": collada_instance_bomb(),
             },
-            "limits.memory",
+            "mesh.too_many_triangles",
         ),
         ("sample_urdf", "mtl_texture_too_large"): (
             {
@@ -582,6 +741,25 @@ def _size_kinds() -> dict[tuple[str, str], tuple[dict, str]]:
                     '<material name="mat" texture="t"/></asset>',
                 ),
                 "big.png": HUGE_PNG,
+            },
+            "texture.too_large",
+        ),
+        ("sample_mjcf", "mjcf_builtin_texture_huge"): (  # 6 x 30000^2 RGB pixels generated
+            {
+                "m.xml": _mjcf(
+                    "",
+                    '<asset><texture name="sky" type="skybox" builtin="gradient" width="30000" '
+                    'height="30000"/></asset>',
+                )
+            },
+            "texture.too_large",
+        ),
+        ("sample_mjcf", "mjcf_hfield_huge"): (  # 10^10 elevations: 40 GB of floats
+            {
+                "m.xml": _mjcf(
+                    "",
+                    '<asset><hfield name="h" nrow="100000" ncol="100000" size="1 1 1 1"/></asset>',
+                )
             },
             "texture.too_large",
         ),

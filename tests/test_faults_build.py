@@ -29,7 +29,7 @@ def config(library, out, cache):
         out=out,
         version="faults",
         runner="local",
-        workers=1,
+        workers=0,  # in this process: the faults are patched in
         cache_dir=cache,
         live=False,
     )

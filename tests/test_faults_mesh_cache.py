@@ -127,7 +127,7 @@ def test_rebuild_after_a_code_change_reuses_the_store_and_gives_the_same_release
             out=tmp_path / out,
             version="test",
             runner="local",
-            workers=1,
+            workers=0,  # in this process: the stages are patched
             cache_dir=cache,
             live=False,
         )

@@ -179,7 +179,7 @@ def test_a_source_vanishing_mid_build_gives_rejections(own_library, tmp_path, mo
         return original(candidate, settings, cache)
 
     monkeypatch.setattr(chain, "computed_outcome", vanish_then_compute)
-    result = build_release(config(own_library, tmp_path / "out", None))
+    result = build_release(config(own_library, tmp_path / "out", None, workers=0))  # patched
     info = result.info
     mjcf = next(s for s in info["sources"] if s["name"] == "sample_mjcf")
     assert mjcf["discovered"] == 9 and mjcf["rejected"] == 9 and mjcf["accepted"] == 0

@@ -32,7 +32,7 @@ def _config(tmp_path, out):
 
 @pytest.fixture()
 def built(tmp_path):
-    write(tmp_path / "lib" / "a", {"door.urdf": door_urdf()})
+    write(tmp_path / "lib" / "control_a", {"door.urdf": door_urdf()})
     (tmp_path / "sources.yaml").write_text(
         "sources:\n  - {name: lib, format: urdf, path: lib, license: CC0}\n", encoding="utf-8"
     )
@@ -65,7 +65,7 @@ def test_a_forged_entry_is_discarded_and_recomputed(built, forge):
     assert key_path(tmp_path / "cache").parent == tmp_path  # beside the cache, not in it
     _rewrite(entry, forge)
     second = build_config(_config(tmp_path, "second"))
-    assert second.cached == 0 and second.computed == ["lib__a__door"]
+    assert second.cached == 0 and second.computed == ["lib__control_a__door"]
     [row] = pq.read_table(tmp_path / "second" / "manifest" / "objects.parquet").to_pylist()
     assert row["license"] == "CC0"
     assert not list(tmp_path.rglob("escaped.txt"))
@@ -89,7 +89,7 @@ def test_a_file_edited_during_the_build_cannot_make_the_cache_lie(tmp_path, monk
     were processed, so the next warm build recomputes and equals a cold build of the new file."""
     from normalize import files
 
-    urdf = write(tmp_path / "lib" / "a", {"door.urdf": door_urdf(upper=1.0)}) / "door.urdf"
+    urdf = write(tmp_path / "lib" / "control_a", {"door.urdf": door_urdf(upper=1.0)}) / "door.urdf"
     (tmp_path / "sources.yaml").write_text(
         "sources:\n  - {name: lib, format: urdf, path: lib, license: CC0}\n", encoding="utf-8"
     )
@@ -102,9 +102,10 @@ def test_a_file_edited_during_the_build_cannot_make_the_cache_lie(tmp_path, monk
         return data
 
     monkeypatch.setattr(files, "read_regular", read_then_edit)
-    first = build_config(_config(tmp_path, "first"))
+    first_config = BuildConfig(**{**_config(tmp_path, "first").__dict__, "workers": 0})
+    first = build_config(first_config, confine=False)  # it writes into the library itself
     monkeypatch.undo()
-    assert first.computed == ["lib__a__door"]
+    assert first.computed == ["lib__control_a__door"]
     warm = build_config(_config(tmp_path, "warm"))
     assert warm.cached == 0, "the stale result was reused"
     cold = build_config(

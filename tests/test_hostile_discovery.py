@@ -26,12 +26,12 @@ def _rows(out, table):
 def test_four_objects_are_all_accounted_for(tmp_path, monkeypatch, fmt):
     entry = "mobility.urdf" if fmt == "partnet_mobility" else "door.urdf"
     lib = tmp_path / "lib"
-    for name in ("a", "b", "unreadable"):
+    for name in ("control_a", "control_b", "unreadable"):
         write(lib / name, {entry: door_urdf()})
     outside = write(tmp_path / "elsewhere" / "d", {entry: door_urdf()})
     os.symlink(outside, lib / "linked_out")
-    os.symlink(lib / "a", lib / "linked_in")  # the same object as a: found once
-    os.symlink("..", lib / "b" / "loop")  # a cycle: walked once
+    os.symlink(lib / "control_a", lib / "linked_in")  # the same object: found once
+    os.symlink("..", lib / "control_b" / "loop")  # a cycle: walked once
     sources = tmp_path / "sources.yaml"
     sources.write_text(
         f"sources:\n  - {{name: lib, format: {fmt}, path: lib, license: test}}\n",
@@ -62,7 +62,7 @@ def test_four_objects_are_all_accounted_for(tmp_path, monkeypatch, fmt):
     [counts] = first.info["sources"]
     assert counts["discovered"] == 4 == counts["accepted"] + counts["rejected"]
     accepted = sorted(o["source_id"].split("/")[0] for o in _rows(tmp_path / "first", "objects"))
-    assert accepted == ["a", "b"]
+    assert accepted == ["control_a", "control_b"]
     rejected = {r["source_id"]: r["code"] for r in _rows(tmp_path / "first", "rejects")}
     assert rejected == {"unreadable": "file.unreadable", "linked_out": "path.symlink_escape"}
     second = build("second")  # readable now: the rejection was not cached

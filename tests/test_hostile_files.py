@@ -5,6 +5,7 @@ subprocess with a timeout, so a hang fails the test instead of blocking it."""
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import subprocess
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from hostile_library import SPARSE_BYTES, _special
+from hostile_library import SPARSE_BYTES, _special, build
 from verify_assets import door_urdf, mesh, write
 
 from normalize import files
@@ -90,17 +91,21 @@ def test_validate_refuses_a_fifo_entry_and_mesh_without_hanging(tmp_path):
 def test_a_fifo_meta_json_leaves_the_labels_empty_and_says_so(tmp_path):
     lib = tmp_path / "partnet"
     write(lib / "100", {"mobility.urdf": door_urdf()})
+    write(lib / "control", {"mobility.urdf": door_urdf()})
     _special(lib / "100" / "meta.json", "fifo")
     sources = tmp_path / "sources.yaml"
     sources.write_text(
         "sources:\n  - {name: p, format: partnet_mobility, path: partnet, license: test}\n",
         encoding="utf-8",
     )
-    args = ["build", "--sources", str(sources), "--runner", "local", "--workers", "1"]
-    args += ["--cache-dir", str(tmp_path / "cache"), "--version", "t"]
-    for out in ("cold", "warm"):  # the cache key never reads the FIFO either
-        done = _run([*args, "--out", str(tmp_path / out)], tmp_path)
-        assert done.returncode == 0, done.stderr
-    assert "1 objects reused from the cache" in done.stdout
-    [row] = pq.read_table(tmp_path / "warm" / "manifest" / "objects.parquet").to_pylist()
+    faulthandler.dump_traceback_later(TIMEOUT, exit=True)  # a FIFO opened blocking: fail
+    try:
+        for out in ("cold", "warm"):  # the cache key never reads the FIFO either
+            assert build(sources, tmp_path / out, tmp_path / "cache") == 0
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    rows = pq.read_table(tmp_path / "warm" / "manifest" / "objects.parquet").to_pylist()
+    [row] = [r for r in rows if r["source_id"] == "100"]
     assert "labels.unreadable" in row["changes"]
+    info = json.loads((tmp_path / "warm" / "release.json").read_text(encoding="utf-8"))
+    assert info["counts"]["discovered"] == 2

@@ -8,8 +8,11 @@ from __future__ import annotations
 import faulthandler
 import time
 
+from hostile_library import collada_instance_bomb
 from verify_assets import door_urdf, write
 
+from normalize import meshes, workers
+from normalize.errors import AssetError
 from normalize.sources import discover, load_sources
 from pipeline import chain
 from pipeline.cache import ObjectCache
@@ -69,8 +72,6 @@ def test_an_object_past_its_memory_limit_is_refused_and_the_next_one_computed(
     limit is lifted afterwards."""
     import numpy as np
 
-    from normalize.errors import AssetError
-
     candidate, settings = _door(tmp_path, object_memory=256 * 1024**2)
     cache = ObjectCache(tmp_path / "cache")
     real_compute = chain._compute
@@ -101,9 +102,27 @@ def test_an_object_past_its_memory_limit_is_refused_and_the_next_one_computed(
 
 
 def test_the_memory_limit_comes_from_the_environment(monkeypatch):
-    monkeypatch.setenv(chain.OBJECT_MEMORY_ENV, "512")
-    assert chain.default_object_memory() == 512 * 1024**2
-    monkeypatch.setenv(chain.OBJECT_MEMORY_ENV, "0")
-    assert chain.default_object_memory() is None
-    monkeypatch.delenv(chain.OBJECT_MEMORY_ENV)
-    assert chain.default_object_memory() == chain.OBJECT_MEMORY
+    monkeypatch.setenv(workers.OBJECT_MEMORY_ENV, "512")
+    assert workers.default_object_memory() == 512 * 1024**2
+    monkeypatch.setenv(workers.OBJECT_MEMORY_ENV, "0")
+    assert workers.default_object_memory() is None
+    monkeypatch.delenv(workers.OBJECT_MEMORY_ENV)
+    assert workers.default_object_memory() == workers.OBJECT_MEMORY
+
+
+def test_collada_instances_are_multiplied_out_before_anything_expands(tmp_path):
+    """Nodes instancing nodes: 20,000 triangles placed 10^4 times count 2e8 (refused), 10
+    placed 2^3 times count 80, and an instance cycle counts once instead of for ever."""
+    bomb = collada_instance_bomb().encode()
+    assert len(bomb) < 1024**2
+    assert meshes.counted_triangles(bomb, ".dae") == meshes.MAX_MESH_TRIANGLES + 1
+    try:
+        meshes.check_triangles(bomb, tmp_path / "part.dae")
+        raise AssertionError("accepted")
+    except AssetError as exc:
+        assert exc.code == "mesh.too_many_triangles"
+    small = collada_instance_bomb(triangles=10, fan=2, depth=3).encode()
+    assert meshes.counted_triangles(small, ".dae") == 80
+    cycle = small.replace(b'<instance_geometry url="#g"/>', b'<instance_node url="#n3"/>', 1)
+    cycle = cycle.replace(b'<node id="n0">', b'<node id="n0"><instance_geometry url="#g"/>')
+    assert meshes.counted_triangles(cycle, ".dae") == 80

@@ -15,7 +15,7 @@ from pipeline.build import BuildConfig, OutputsOverlapError, build_locally
 
 
 def _library(tmp_path):
-    write(tmp_path / "lib" / "a", {"door.urdf": door_urdf()})
+    write(tmp_path / "lib" / "control_a", {"door.urdf": door_urdf()})
     sources = tmp_path / "sources.yaml"
     sources.write_text(
         "sources:\n  - {name: lib, format: urdf, path: lib, license: test}\n", encoding="utf-8"
@@ -36,7 +36,7 @@ def _build(sources, out, cache, replace=False):
         ("release", "release", "lie inside one another"),  # publishing would delete the cache
         ("release", "release/cache", "lie inside one another"),
         ("cache/release", "cache", "lie inside one another"),
-        ("release", "lib/a/cache", "the cache .* is inside the root"),
+        ("release", "lib/control_a/cache", "the cache .* is inside the root"),
     ],
 )
 def test_overlapping_outputs_are_refused_with_exit_2(tmp_path, capsys, out, cache, reason):

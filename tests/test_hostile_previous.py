@@ -19,7 +19,7 @@ def _build(tmp_path, out, previous=None):
 @pytest.fixture(scope="module")
 def first(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("previous")
-    write(tmp_path / "lib" / "a", {"door.urdf": door_urdf()})
+    write(tmp_path / "lib" / "control_a", {"door.urdf": door_urdf()})
     (tmp_path / "sources.yaml").write_text(
         "sources:\n  - {name: lib, format: urdf, path: lib, license: t}\n", encoding="utf-8"
     )

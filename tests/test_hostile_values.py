@@ -37,13 +37,15 @@ def test_a_scale_that_would_overflow_the_checks_is_a_usage_error(tmp_path, scale
 def test_a_deeply_nested_meta_json_leaves_the_labels_empty_with_its_code(tmp_path):
     depth = 100_000
     write(tmp_path / "lib" / "1", {"mobility.urdf": door_urdf(), "meta.json": "[" * depth})
+    write(tmp_path / "lib" / "control", {"mobility.urdf": door_urdf()})
     sources = tmp_path / "sources.yaml"
     sources.write_text(
         "sources:\n  - {name: p, format: partnet_mobility, path: lib, license: t}\n",
         encoding="utf-8",
     )
     assert _build(tmp_path, sources) == 0
-    [row] = pq.read_table(tmp_path / "out" / "manifest" / "objects.parquet").to_pylist()
+    rows = pq.read_table(tmp_path / "out" / "manifest" / "objects.parquet").to_pylist()
+    [row] = [r for r in rows if r["source_id"] == "1"]
     assert "labels.too_deep" in row["changes"]
 
 

@@ -33,7 +33,7 @@ def test_an_alias_is_refused_before_anything_expands():
 
 
 def test_an_alias_bomb_in_the_sources_file_exits_2_at_once(tmp_path, capsys):
-    write(tmp_path / "lib" / "a", {"door.urdf": door_urdf()})
+    write(tmp_path / "lib" / "control_a", {"door.urdf": door_urdf()})
     sources = tmp_path / "sources.yaml"
     sources.write_text(ALIAS_BOMB + SOURCES, encoding="utf-8")
     with pytest.raises(SourcesFileError, match=r"yaml\.alias"):
@@ -45,7 +45,7 @@ def test_an_alias_bomb_in_the_sources_file_exits_2_at_once(tmp_path, capsys):
 
 
 def test_an_alias_bomb_in_the_overrides_file_exits_2(tmp_path, capsys):
-    write(tmp_path / "lib" / "a", {"door.urdf": door_urdf()})
+    write(tmp_path / "lib" / "control_a", {"door.urdf": door_urdf()})
     sources = tmp_path / "sources.yaml"
     sources.write_text(SOURCES, encoding="utf-8")
     overrides = tmp_path / "overrides.yaml"

@@ -108,7 +108,7 @@ def name_sources(checks: list[CheckResult], obj) -> None:
 def _guarded(name: str, family, ctx: Context) -> list[CheckResult]:
     try:
         return family(ctx)
-    except MemoryError:  # the object's memory limit (pipeline.chain.memory_limit), not a bug
+    except MemoryError:  # the object's memory limit (normalize.workers.memory_limit), not a bug
         raise
     except Exception as exc:  # a bug in a check must not lose the object's other checks
         return [

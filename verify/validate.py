@@ -16,7 +16,8 @@ matching `schemas/validation_report.schema.json` (`objects`: one report per obje
 Exit code: 0 when every object passes (warnings allowed unless --strict), 1 when any object
 fails, 2 for a usage error (missing path, unknown format, nothing to validate). An unreadable or
 hostile asset is a failed object whose check id is the rejection code, never a traceback.
-Several objects are validated in parallel processes (both cores by default). Prefect is never
+Objects are validated in worker processes (both cores by default), each within the build's
+per-object limits (docs/limits.md). Prefect is never
 imported on this path. With --html FILE the command line also writes a self-contained HTML
 report with each object's previews (`previews.report`, above this package: it is handed the
 normalized folders through `validate_command(report_writer=...)`).
@@ -34,14 +35,26 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from normalize.errors import AssetError
 from normalize.files import read_head
 from normalize.paths import is_inside
 from normalize.sources import Candidate, SourceConfig, discover
+from normalize.workers import (
+    OBJECT_MEMORY_ENV,
+    OBJECT_SECONDS_ENV,
+    ObjectTimeout,
+    WorkerLost,
+    default_object_memory,
+    default_object_seconds,
+    hard_seconds,
+    object_limits,
+    out_of_memory,
+    shared,
+)
 from verify.allowances import with_object_allowances
 from verify.report import CheckResult, VerificationReport, failed_report, rejection_report
 
@@ -247,31 +260,68 @@ def _unlisted(source: SourceConfig, exc: AssetError) -> VerificationReport:
 
 # --------------------------------------------------------------------------- one object
 def validate_candidate(
-    candidate: Candidate, out: Path, keep: Path | None = None
+    candidate: Candidate,
+    out: Path,
+    keep: Path | None = None,
+    seconds: float | None = None,
+    memory: int | None = None,
 ) -> VerificationReport:
     """Normalize one candidate into `out` (removed afterwards) and verify it; never raises.
     With `keep`, the normalized object folder (what would ship, passing or not) is moved there
-    first, for a report that shows it (`arena validate --html`)."""
-    from normalize.run import normalize_candidate
-    from verify import verify_object
-
+    first, for a report that shows it (`arena validate --html`). On the main thread of a
+    process (a worker process of `validate_candidates`) the object has `seconds` of wall clock
+    and `memory` bytes of address space (`limits.time`, `limits.memory`; None: unlimited)."""
     started = time.perf_counter()
     candidate = with_object_allowances(candidate)
     try:
         try:
-            result = normalize_candidate(candidate, out)
-        except AssetError as exc:
-            report = rejection_report(candidate, exc)
-        else:
-            report = verify_object(result, candidate.source)
-            if keep is not None:
-                shutil.move(str(Path(result.urdf_path).parent), keep)
+            with object_limits(seconds, memory):
+                try:
+                    report = _checked(candidate, out, keep)
+                except Exception as exc:  # whatever code a stage gave it
+                    if out_of_memory(exc):
+                        raise MemoryError(str(exc)) from exc
+                    raise
+        except MemoryError:
+            report = _limited(candidate, "limits.memory", "the object needed more memory")
+        except ObjectTimeout:
+            report = _limited(candidate, "limits.time", "the object took longer")
     except Exception as exc:  # a bug must not stop the other objects; the report says so
         report = _internal(candidate, exc)
     finally:
         shutil.rmtree(out, ignore_errors=True)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _checked(candidate: Candidate, out: Path, keep: Path | None) -> VerificationReport:
+    from normalize.run import normalize_candidate
+    from verify import verify_object
+
+    try:
+        result = normalize_candidate(candidate, out)
+    except AssetError as exc:
+        if out_of_memory(exc):
+            raise
+        return rejection_report(candidate, exc)
+    report = verify_object(result, candidate.source)
+    if keep is not None:
+        shutil.move(str(Path(result.urdf_path).parent), keep)
+    return report
+
+
+def _limited(candidate: Candidate, code: str, what: str) -> VerificationReport:
+    message = f"{what} than its limit (docs/limits.md: ${OBJECT_MEMORY_ENV}, ${OBJECT_SECONDS_ENV})"
+    return failed_report(candidate, CheckResult(code, "error", False, message), "limits")
+
+
+def _lost(job, lost: WorkerLost) -> VerificationReport:
+    """The report of an object whose worker process died or was killed (`Supervisor`)."""
+    candidate, out = job[:2]
+    shutil.rmtree(out, ignore_errors=True)
+    code = "limits.time" if lost.kind == "time" else "limits.crash"
+    message = f"{lost.message} while validating the object (docs/limits.md)"
+    return failed_report(candidate, CheckResult(code, "error", False, message), "limits")
 
 
 def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
@@ -281,28 +331,36 @@ def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
     )
 
 
-def _validate_job(job) -> VerificationReport:
-    return validate_candidate(*job)
+def validated(jobs: list) -> Iterator[VerificationReport]:
+    """`validate_candidate` of each (candidate, out, keep, seconds, memory) job in turn: what
+    the worker processes run."""
+    for job in jobs:
+        yield validate_candidate(*job)
 
 
 def validate_candidates(
     candidates, workers: int | None = None, keep: Path | None = None
 ) -> list[VerificationReport]:
-    """Reports for candidates (already-failed reports pass through), in order; several
-    candidates run in `workers` processes (default: every core). With `keep`, the normalized
-    folder of the i-th candidate is kept as `keep/<i>` (`validate_candidate`)."""
+    """Reports for candidates (already-failed reports pass through), in order, computed in
+    `workers` worker processes (default: every core; kept for the next call) that survive an
+    object killing them: a crash is `limits.crash`, an object stuck in C code past its wall
+    clock `limits.time`. With `keep`, the normalized folder of the i-th candidate is kept as
+    `keep/<i>` (`validate_candidate`)."""
+    seconds, memory = default_object_seconds(), default_object_memory()
     with tempfile.TemporaryDirectory(prefix="arena-validate-") as tmp:
         jobs = [
-            (c, Path(tmp) / str(i), None if keep is None else Path(keep) / str(i))
+            (c, Path(tmp) / str(i), None if keep is None else Path(keep) / str(i), seconds, memory)
             for i, c in enumerate(candidates)
             if isinstance(c, Candidate)
         ]
-        workers = min(workers or os.cpu_count() or 1, len(jobs))
-        if workers <= 1:
-            done = [_validate_job(job) for job in jobs]
-        else:
-            with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-                done = list(pool.map(_validate_job, jobs, chunksize=1))
+        workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+        supervisor = shared(workers)
+        with ThreadPoolExecutor(workers) as threads:  # one job at a time to a free worker
+            runs = [
+                threads.submit(supervisor.run, validated, [job], (), hard_seconds(seconds), _lost)
+                for job in jobs
+            ]
+            done = [report for run in runs for report in run.result()]
     reports = iter(done)
     return [next(reports) if isinstance(c, Candidate) else c for c in candidates]
 

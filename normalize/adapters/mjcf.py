@@ -22,6 +22,7 @@ from normalize.files import regular_status
 from normalize.limits import MAX_INCLUDES, MAX_MAGNITUDE, check_count
 from normalize.meshes import (
     IMAGE_SUFFIXES,
+    MAX_TEXTURE_PIXELS,
     check_texture,
     generated_obj,
     height_field_mesh,
@@ -132,6 +133,33 @@ _MAGNITUDE_ATTRIBUTES = frozenset(
 )
 
 
+#: elements whose size attributes make MuJoCo allocate that many values at compile time, and
+#: the attributes: a builtin texture (RGB pixels, six faces for a cube or skybox) and a height
+#: field's elevation grid
+_GENERATED_SIZES = {"texture": ("width", "height"), "hfield": ("nrow", "ncol")}
+
+
+def _check_generated_size(element, xml_file: Path) -> None:
+    """`texture.too_large` for a texture or height field whose size attributes ask MuJoCo to
+    generate more than MAX_TEXTURE_PIXELS values (an image file is checked by its header)."""
+    first, second = _GENERATED_SIZES[element.tag]
+    try:
+        a = int(element.get(first, "0"))
+        b = int(element.get(second, str(a)))
+    except ValueError:
+        return  # left to MuJoCo
+    faces = 6 if element.tag == "texture" and element.get("type") in ("cube", "skybox") else 1
+    if a > 0 and b > 0 and faces * a * b > MAX_TEXTURE_PIXELS:
+        raise AssetError(
+            f"{element.tag} {element.get('name') or ''} asks for {faces} x {a} x {b} values, "
+            f"above the limit of {MAX_TEXTURE_PIXELS} (see docs/limits.md)",
+            code="texture.too_large",
+            stage="parse",
+            path=str(xml_file),
+            element=f"{element.tag} {first}={a} {second}={b}",
+        )
+
+
 def _check_magnitudes(value: str, where: str, xml_file: Path) -> None:
     """`parse.out_of_range` for a finite number in `value` beyond MAX_MAGNITUDE (text that is
     not numbers is left to MuJoCo)."""
@@ -215,6 +243,8 @@ def scan_mjcf(
         for element in tree.iter():
             if element.tag == "include" or not isinstance(element.tag, str):
                 continue
+            if element.tag in _GENERATED_SIZES:
+                _check_generated_size(element, xml_file)
             for attribute, value in element.attrib.items():
                 if attribute in _MAGNITUDE_ATTRIBUTES:
                     _check_magnitudes(value, f"{element.tag} {attribute}", xml_file)
