@@ -4,7 +4,8 @@
       discover, cache lookups   every candidate of each source; unchanged objects from the cache
       start_batches             the batches of the others, running in the worker processes
     arena_build_flow (one flow run per build, named `build <version>`)
-      source_flow (a subflow, only for a source with objects to compute; run named by source)
+      source_flow (a subflow, only for a source with objects to compute; run named by source,
+                   as soon as that source's batches have finished)
         batch_task x B          one task per batch: waits for the batch started above (or, with
                                 Dask, computes it): normalize, verify, categorize
       assemble                  manifests, split/eval200, release.json, CHANGELOG, card, checksums
@@ -21,6 +22,7 @@ or an existing one with `--dask-address`.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import os
@@ -178,12 +180,34 @@ def _finish(staged, prepared, started, failure, finished, progress, dask_address
         raise failure
     if finished is not None:
         return finished
-    runs = []
-    for p in prepared:
+    runs = {}
+    for i in _in_order_of_completion(prepared, started):
+        p = prepared[i]
         t = time.perf_counter()
         computed = _source_subflow(p, started, staged, progress, dask_address) if p.misses else []
-        runs.append(source_run(p, computed, time.perf_counter() - t))
-    return finish_build(staged, runs)
+        runs[i] = source_run(p, computed, time.perf_counter() - t)
+    return finish_build(staged, [runs[i] for i in range(len(prepared))])
+
+
+def _in_order_of_completion(prepared: list[PreparedSource], started: dict):
+    """Indices of `prepared`, each source as soon as every batch started for it has finished
+    (sources without started batches first, in their order): a source's subflow then runs
+    while the worker processes compute the others, instead of queuing behind the slowest
+    source and leaving one subflow after another to run once the workers are done."""
+    waiting = list(range(len(prepared)))
+
+    def batches(i: int) -> list[StartedBatch]:
+        return started.get(prepared[i].source.name, []) if prepared[i].misses else []
+
+    while waiting:
+        ready = [i for i in waiting if all(b.done() for b in batches(i))]
+        if not ready:
+            futures = [b.future for i in waiting for b in batches(i) if not b.done()]
+            concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED)
+            continue
+        for i in ready:
+            waiting.remove(i)
+            yield i
 
 
 def _source_subflow(

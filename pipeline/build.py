@@ -334,6 +334,15 @@ class StartedBatch:
         self.batch = batch
         self._future: Future | None = _POOL.submit(batch, settings) if _POOL else None
 
+    @property
+    def future(self) -> Future | None:
+        """The running batch (None: computed when asked for, or already collected)."""
+        return self._future
+
+    def done(self) -> bool:
+        """Whether asking for the outcomes would not wait for the worker processes."""
+        return self._future is None or self._future.done()
+
     def outcomes(self, settings: BatchSettings) -> list[dict]:
         future, self._future = self._future, None
         if future is None:
