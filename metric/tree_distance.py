@@ -63,6 +63,8 @@ _REPAIR_EVERY = 8
 _PROBE_AFTER = 200
 #: Both searches try the subtree bound (`_subtree_bound`) once they have expanded this many.
 _CERTIFY_AFTER = 200
+#: The search stores the child-side matrix of a tree with at most this many moving joints.
+_DENSE_RELATION = 2000
 
 
 @dataclass(frozen=True)
@@ -441,6 +443,12 @@ class _Budgeted:
         return False
 
 
+def _dense(relation):
+    """A side or child-side matrix as a numpy array when it is small enough (the search reads it row
+    by row at every node), else the computed-on-indexing relation itself."""
+    return np.asarray(relation) if len(relation) <= _DENSE_RELATION else relation
+
+
 class _Search(_Budgeted):
     """Best-first branch and bound over realizable matchings, in savings (maximized)."""
 
@@ -448,8 +456,8 @@ class _Search(_Budgeted):
         # Best-first search expands the same nodes whatever the incumbent, so greedy repairs
         # during the search only improve the value returned when a budget runs out.
         self.anytime = deadline is not None or max_nodes is not None
-        self.side1 = problem.t1.contracted.side
-        self.side2 = problem.t2.contracted.side
+        self.side1 = _dense(problem.t1.contracted.side)
+        self.side2 = _dense(problem.t2.contracted.side)
         self.savings = problem.savings
         self.allowed = self.savings > 0.0
         self.tolerance = _TOLERANCE * float(problem.del1.sum() + problem.del2.sum())
@@ -759,8 +767,8 @@ class _OrientedSearch(_Budgeted):
 
     def __init__(self, problem: _Oriented, deadline: float | None, max_nodes: int | None):
         self.anytime = deadline is not None or max_nodes is not None
-        self.head1 = problem.t1.contracted.head
-        self.head2 = problem.t2.contracted.head
+        self.head1 = _dense(problem.t1.contracted.head)
+        self.head2 = _dense(problem.t2.contracted.head)
         self.savings = problem.savings
         self.positive = self.savings > 0.0
         self.tolerance = _TOLERANCE * problem.base
@@ -796,25 +804,13 @@ class _OrientedSearch(_Budgeted):
         out[:, :, k] = False
         return out
 
-    def _compatible(self, pairs: list, pair) -> bool:
-        """Can oriented `pair` join the oriented matching `pairs` (itself realizable)?"""
-        if not pairs:
-            return True
-        i, k, o = pair
-        ci, ck, co = np.array(pairs, dtype=np.int64).T
-        if (ci == i).any() or (ck == k).any():
-            return False
-        splits = (self.head1[i, ci] == self.head2[k, ck]) != bool(o)
-        keeps = (self.head1[ci, i] == self.head2[ck, k]) != co.astype(bool)
-        return bool(splits.all() and keeps.all())
-
     def _evaluate(self, fixed: list, fixed_savings: float, allowed: np.ndarray) -> None:
         self.nodes += 1
         bound, free = self.relax(allowed)
         bound += fixed_savings
         if bound <= self.best + self.tolerance:
             return
-        conflict = None
+        conflict, bad = None, None
         if len(free) > 1:
             bad = _orientation_conflicts(self.head1, self.head2, free)
             if bad.any():
@@ -828,20 +824,28 @@ class _OrientedSearch(_Budgeted):
             self.best, self.best_pairs = bound, fixed + free
             return
         if self.anytime and self.nodes % _REPAIR_EVERY == 0:
-            self.repair(fixed, fixed_savings, free)
+            self.repair(fixed, fixed_savings, free, bad)
         if bound <= self.best + self.tolerance:
             return
         self._counter += 1
         node = (fixed, fixed_savings, allowed, conflict)
         heapq.heappush(self._heap, (-bound, self._counter, node))
 
-    def repair(self, fixed: list, fixed_savings: float, free: list) -> None:
-        """Greedy feasible matching: the fixed pairs plus free pairs by decreasing savings."""
+    def repair(self, fixed: list, fixed_savings: float, free: list, conflicts=None) -> None:
+        """Greedy feasible matching: the fixed pairs plus free pairs by decreasing savings.
+        `free` is a relaxation's matching over pairs allowed with `fixed` (so each free pair is
+        compatible with every fixed one); `conflicts` their `_orientation_conflicts`."""
+        if conflicts is None and free:
+            conflicts = _orientation_conflicts(self.head1, self.head2, free)
+        strength = [self.savings[o, i, k] for i, k, o in free]
+        order = sorted(range(len(free)), key=lambda p: (-strength[p], free[p]))
+        taken = np.zeros(len(free), dtype=bool)
         pairs, total = list(fixed), fixed_savings
-        for pair in sorted(free, key=lambda p: (-self.savings[p[2], p[0], p[1]], p)):
-            if self._compatible(pairs, pair):
-                pairs.append(pair)
-                total += self.savings[pair[2], pair[0], pair[1]]
+        for p in order:
+            if not (conflicts[p] & taken).any():
+                taken[p] = True
+                pairs.append(free[p])
+                total += strength[p]
         if total > self.best:
             self.best, self.best_pairs = total, pairs
 
