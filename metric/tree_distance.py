@@ -740,6 +740,12 @@ def _oriented_problem(t1: Tree, t2: Tree, norm, kappa) -> _Oriented:
     )
 
 
+@lru_cache(maxsize=64)
+def _upper_triangle(size: int) -> np.ndarray:
+    """(size, size) mask of the entries above the diagonal."""
+    return np.triu(np.ones((size, size), dtype=bool), 1)
+
+
 def _orientation_conflicts(head1, head2, pairs) -> np.ndarray:
     """(P, P) bool: oriented pairs a, b (i, k, o) that no oriented isomorphism realizes together.
 
@@ -774,6 +780,7 @@ class _OrientedSearch(_Budgeted):
         self.head2 = _dense(problem.t2.contracted.head)
         self.savings = problem.savings
         self.positive = self.savings > 0.0
+        self.weights = np.where(self.positive, self.savings, 0.0)
         self.tolerance = _TOLERANCE * problem.base
         self.deadline = deadline
         self.max_nodes = max_nodes
@@ -789,10 +796,16 @@ class _OrientedSearch(_Budgeted):
 
     def relax(self, allowed: np.ndarray):
         """(total savings, [(i, k, o), ...]) of the relaxation over `allowed` pairs."""
-        weights = np.where(allowed & self.positive, self.savings, 0.0)
+        weights = np.where(allowed, self.weights, 0.0)
         orientation = weights[1] > weights[0]
-        total, pairs = _max_matching(np.maximum(weights[0], weights[1]))
-        return total, [(i, k, int(orientation[i, k])) for i, k in pairs]
+        best = np.maximum(weights[0], weights[1])
+        if best.size == 0:
+            return 0.0, []
+        rows, cols = linear_sum_assignment(best, maximize=True)
+        used = best[rows, cols] > 0.0
+        rows, cols = rows[used], cols[used]
+        pairs = zip(rows.tolist(), cols.tolist(), orientation[rows, cols].tolist(), strict=True)
+        return float(best[rows, cols].sum()), [(i, k, int(o)) for i, k, o in pairs]
 
     def _fix(self, allowed: np.ndarray, pair) -> np.ndarray:
         """Pairs still allowed once oriented `pair` is part of the matching."""
@@ -819,7 +832,7 @@ class _OrientedSearch(_Budgeted):
             if bad.any():
                 # The conflict between the most valuable pairs: branch on the stronger one.
                 strength = np.array([self.savings[o, i, k] for i, k, o in free])
-                a, b = np.nonzero(np.triu(bad))
+                a, b = np.nonzero(bad & _upper_triangle(len(free)))
                 weakest = np.minimum(strength[a], strength[b])
                 t = int(np.argmax(weakest))
                 conflict = (free[a[t]], free[b[t]])
