@@ -889,11 +889,12 @@ class _OrientedSearch(_Budgeted):
             if -neg_bound <= self.best + self.tolerance or self._ceiling_reached():
                 self._heap.clear()
                 break
-            if self._out_of_budget(3):  # a branching evaluates three children
-                return min(-neg_bound, self.ceiling)
             if self.nodes >= _PROBE_AFTER and not self.probed:
                 self.probed = True
                 self.useful = self.probe(self.useful)
+                continue  # the probes may have raised the incumbent or spent the budget
+            if self._out_of_budget(3):  # a branching evaluates three children
+                return min(-neg_bound, self.ceiling)
             heapq.heappop(self._heap)
             self._branch(node)
         return self.best
