@@ -63,7 +63,8 @@ _REPAIR_EVERY = 8
 _PROBE_AFTER = 200
 #: Both searches try the subtree bound (`_subtree_bound`) once they have expanded this many.
 _CERTIFY_AFTER = 200
-#: The search stores the child-side matrix of a tree with at most this many moving joints.
+#: The searches store the side and child-side matrices of trees with at most this many moving
+#: joints (read row by row at every node); larger trees compute the entries they ask for.
 _DENSE_RELATION = 2000
 
 
