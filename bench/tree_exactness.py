@@ -4,7 +4,7 @@
 
 A node budget (not a time budget) makes every result reproducible on any machine; the default
 of 15,000 nodes is about one second of CPU time for the unrooted search on 20-joint trees
-(about 14,000 nodes per CPU second; the rooted search is about three times slower per node;
+(about 14,000 nodes per CPU second; the rooted search is about 2.5 times slower per node;
 the measured wall-clock rates are reported). `--budget 5000 --output
 bench/results/tree_exactness_5000.json` gives the earlier budget for comparison.
 
