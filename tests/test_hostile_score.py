@@ -55,7 +55,7 @@ def test_a_chain_against_a_binary_tree_stops_at_its_budget_and_says_so(tmp_path)
     d = object_distance(tmp_path / "chain.urdf", tmp_path / "binary.urdf")
     assert time.perf_counter() - started < 60
     assert d["exact"] is False and not d["certified"]
-    # the budget is checked before each branching, which evaluates both children
+    # the budget is checked before each branching, which evaluates all its children
     assert d["nodes_explored"] <= search_budget(N, N) + 2
     assert d["lower_bound"] <= d["E_tree"]
     assert "NOT exact" in distance_text(d)

@@ -87,11 +87,15 @@ def test_identical_keys_are_closed_by_the_subtree_bound():
 def test_the_bound_stays_within_small_node_budgets(budget):
     # 31 rootings of the 30-key keyboard: tried earlier than node 200 when the budget is small,
     # never when it cannot pay for them (budget 3). The rooted search's last branching may add
-    # up to three children beyond the budget, the bound never adds to that.
+    # up to three children beyond the budget, the bound never adds to that; the unrooted search
+    # branches only when its three children fit (budget 3: the root alone, a greedy value).
     truth, prediction = _keyboard(30), _split_key_and_spurious(30)
     for distance, slack in zip(DISTANCES, (2, 0), strict=True):
         result = distance(prediction, truth, ALPHA, budget=budget)
         assert result.nodes_explored <= budget + slack
         assert result.exact == (budget > 3)
         assert result.lower_bound <= 0.014 * (1 + 1e-12)
-        assert result.value == pytest.approx(0.014, rel=1e-12)
+        if distance is metric.unrooted_tree_distance and budget == 3:
+            assert result.nodes_explored == 1 and result.value >= 0.014 * (1 - 1e-12)
+        else:
+            assert result.value == pytest.approx(0.014, rel=1e-12)
