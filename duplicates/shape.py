@@ -26,6 +26,8 @@ in other poses (a door frame turned by the source): POSED_TOLERANCE.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -125,28 +127,61 @@ def _triangles(g: Geometry, folder: Path, pose: np.ndarray, vertices: dict, mesh
     return world[faces]
 
 
+#: Bytes of loaded meshes a stage run keeps (the least recently used go first): unbounded, a
+#: 20,000-object stage held every mesh it had read, over 17 GB.
+MESH_CACHE_BYTES = 256 * 1024**2
+
+
+class _LoadedMeshes:
+    """(vertices, faces) by content digest, at most `limit` bytes; safe to share between
+    threads."""
+
+    def __init__(self, limit: int):
+        self.items: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self.nbytes, self.limit = 0, limit
+        self.lock = threading.Lock()
+
+    def get(self, digest: str):
+        with self.lock:
+            loaded = self.items.get(digest)
+            if loaded is not None:
+                self.items.move_to_end(digest)
+            return loaded
+
+    def put(self, digest: str, loaded: tuple[np.ndarray, np.ndarray]) -> None:
+        with self.lock:
+            if digest in self.items:
+                return
+            self.items[digest] = loaded
+            self.nbytes += sum(a.nbytes for a in loaded)
+            while self.nbytes > self.limit and len(self.items) > 1:
+                _, old = self.items.popitem(last=False)
+                self.nbytes -= sum(a.nbytes for a in old)
+
+
 class MeshCache:
     """Loaded meshes by content digest, shared by the objects of one stage run (a mesh file
-    several objects ship, such as a re-exported object's, is read once)."""
+    several objects ship, such as a re-exported object's, is read once while it is among the
+    MESH_CACHE_BYTES most recently used)."""
 
-    def __init__(self):
-        self.by_digest: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    def __init__(self, limit: int = MESH_CACHE_BYTES):
+        self.loaded = _LoadedMeshes(limit)
         self.digests: dict[str, str] = {}  # file name -> digest of the object being read
 
     def of(self, digests: dict[str, str]) -> MeshCache:
         """A view for one object whose files have these digests (name -> sha256)."""
-        view = MeshCache()
-        view.by_digest, view.digests = self.by_digest, digests
+        view = MeshCache.__new__(MeshCache)
+        view.loaded, view.digests = self.loaded, digests
         return view
 
     def get(self, name: str):
         digest = self.digests.get(name)
-        return self.by_digest.get(digest) if digest else None
+        return self.loaded.get(digest) if digest else None
 
     def put(self, name: str, loaded) -> None:
         digest = self.digests.get(name)
         if digest:
-            self.by_digest[digest] = loaded
+            self.loaded.put(digest, loaded)
 
 
 def signature(

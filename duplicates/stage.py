@@ -88,14 +88,26 @@ class DuplicateResult:
 # --------------------------------------------------------------------------- evidence
 class _Signatures:
     """Each object's shape signature (`shape.signature`), read once and only for objects that
-    need it; safe to share between threads."""
+    need it, and dropped once the last of its `pairs` is measured (`done`): a signature is
+    about 1.3 MB (its samples and their search tree), and a 20,000-object stage that kept
+    them all ran past 17 GB; safe to share between threads."""
 
-    def __init__(self, records: dict[str, keys.ObjectRecord]):
+    def __init__(self, records: dict[str, keys.ObjectRecord], pairs):
         self.records = records
         self.known: dict[str, shape.Signature] = {}
         self.lock = threading.Lock()
         self.pending: dict[str, threading.Lock] = {}
         self.meshes = shape.MeshCache()
+        self.left = Counter(object_id for pair in pairs for object_id in pair)
+
+    def done(self, pair: tuple[str, str]) -> None:
+        """The pair is measured: drop the signatures no other pair needs."""
+        with self.lock:
+            for object_id in pair:
+                self.left[object_id] -= 1
+                if self.left[object_id] <= 0:
+                    self.known.pop(object_id, None)
+                    self.pending.pop(object_id, None)
 
     def __getitem__(self, object_id: str) -> shape.Signature:
         with self.lock:
@@ -314,7 +326,6 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
     """Clusters, canonical members, table rows and moved-out objects (see the module)."""
     records = sorted(records, key=lambda r: r.object_id)
     by_id = {r.object_id: r for r in records}
-    signatures = _Signatures(by_id)
     pairs = keys.candidate_pairs(records)
     overridden = {frozenset(p) for p in (*settings.same, *settings.distinct)}
     todo = {tuple(sorted((records[i].object_id, records[j].object_id))) for i, j in pairs}
@@ -322,10 +333,14 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
     held = Counter(d for r in records for d in r.mesh_digests)
     common = frozenset(d for d, n in held.items() if n > keys.COMMON_DIGEST)
     ordered = sorted(todo)
+    signatures = _Signatures(by_id, ordered)
 
     def measured(pair: tuple[str, str]) -> PairEvidence:
         full = frozenset(pair) in overridden
-        return measure(by_id[pair[0]], by_id[pair[1]], signatures, common, full)
+        try:
+            return measure(by_id[pair[0]], by_id[pair[1]], signatures, common, full)
+        finally:
+            signatures.done(pair)
 
     with ThreadPoolExecutor(max_workers=THREADS) as pool:  # sampling and KD-trees leave the GIL
         evidence = dict(zip(ordered, pool.map(measured, ordered), strict=True))
