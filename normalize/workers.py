@@ -145,9 +145,16 @@ def time_limit(seconds: float | None):
 
 @contextlib.contextmanager
 def object_limits(seconds: float | None, memory: int | None):
-    """Both bounds on the block: see `time_limit` and `memory_limit`."""
+    """Both bounds on the block: see `time_limit` and `memory_limit`. An exception the block
+    raises because memory ran out (`out_of_memory`: a stage may have turned the MemoryError
+    into its own code) comes out as a MemoryError."""
     with time_limit(seconds), memory_limit(memory):
-        yield
+        try:
+            yield
+        except Exception as exc:
+            if out_of_memory(exc) and not isinstance(exc, MemoryError):
+                raise MemoryError(str(exc)) from exc
+            raise
 
 
 # --------------------------------------------------------------------------- supervised workers

@@ -442,12 +442,7 @@ def computed_outcome(
             _load_stages()  # imports and loaded data do not count on the object's clock
             try:
                 with object_limits(settings.object_seconds, settings.object_memory):
-                    try:
-                        outcome = _compute(candidate, settings, seconds)
-                    except Exception as exc:  # whatever code a stage gave it
-                        if out_of_memory(exc):
-                            raise MemoryError(str(exc)) from exc
-                        raise
+                    outcome = _compute(candidate, settings, seconds)
                 break
             except MemoryError:
                 shutil.rmtree(object_dir, ignore_errors=True)

@@ -276,12 +276,7 @@ def validate_candidate(
     try:
         try:
             with object_limits(seconds, memory):
-                try:
-                    report = _checked(candidate, out, keep)
-                except Exception as exc:  # whatever code a stage gave it
-                    if out_of_memory(exc):
-                        raise MemoryError(str(exc)) from exc
-                    raise
+                report = _checked(candidate, out, keep)
         except MemoryError:
             report = _limited(candidate, "limits.memory", "the object needed more memory")
         except ObjectTimeout:
