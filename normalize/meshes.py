@@ -52,6 +52,7 @@ from pathlib import Path
 
 import numpy as np
 import trimesh
+from scipy.spatial import ConvexHull, QhullError
 
 from normalize import files, inputs
 from normalize.changes import Change
@@ -745,6 +746,22 @@ def _check_gltf_images(data: bytes, path: Path, root: Path | None, element) -> N
                 check_texture(read_mesh_bytes(texture, element, "texture"), texture, element)
 
 
+def _obj_arrays(data: bytes) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """(vertices, faces) of each part of an OBJ file with faces, from trimesh's OBJ reader
+    without building a scene of it; None when the reader gives something else (a point cloud,
+    a part placed by a transform), which the scene then handles."""
+    loaded = trimesh.exchange.obj.load_obj(io.BytesIO(data), skip_materials=True)
+    if not isinstance(loaded.get("geometry"), dict) or any(
+        "matrix" in edge for edge in loaded.get("graph") or ()
+    ):
+        return None
+    return [
+        (part["vertices"], part["faces"])
+        for part in loaded["geometry"].values()
+        if len(part.get("faces", ()))
+    ]
+
+
 def _parse(
     data: bytes, path: Path, root: Path | None, element: str | None = None
 ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, str], ...]]:
@@ -761,18 +778,20 @@ def _parse(
         kwargs["resolver"] = textures = _ColladaTextures(path, resolver_root)
     meter, notes = _collada_units(data, path, element) if suffix == ".dae" else (1.0, [])
     with _library_log.capture() as records:
-        scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
-        meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh)]
+        meshes = _obj_arrays(data) if suffix == ".obj" else None
+        if meshes is None:
+            scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
+            meshes = [(g.vertices, g.faces) for g in scene.dump() if isinstance(g, trimesh.Trimesh)]
     if textures is not None:
         notes += textures.notes()
     notes = tuple(notes + _log_notes(records, path))
     if not meshes:
         return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), notes
     vertices, faces, offset = [], [], 0
-    for mesh in meshes:
-        vertices.append(np.asarray(mesh.vertices, dtype=float))
-        faces.append(np.asarray(mesh.faces, dtype=np.int64) + offset)
-        offset += len(mesh.vertices)
+    for mesh_vertices, mesh_faces in meshes:
+        vertices.append(np.asarray(mesh_vertices, dtype=float))
+        faces.append(np.asarray(mesh_faces, dtype=np.int64) + offset)
+        offset += len(mesh_vertices)
     vertices = np.concatenate(vertices)
     if meter != 1.0:
         vertices = vertices * meter
@@ -946,6 +965,20 @@ def _mesh_mass(mesh: Mesh, scale: np.ndarray, density: float):
     return result
 
 
+def _convex_hull(points: np.ndarray) -> np.ndarray | None:
+    """The triangles of the convex hull of `points`, wound outwards, or None when qhull
+    refuses them (flat or degenerate sets)."""
+    try:
+        hull = ConvexHull(points, qhull_options="QbB Pp Qt")
+    except (QhullError, ValueError):
+        return None
+    triangles = points[hull.simplices]
+    normals = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
+    inward = np.einsum("ij,ij->i", normals, hull.equations[:, :3]) < 0
+    triangles[inward] = triangles[inward][:, ::-1]
+    return triangles
+
+
 def _computed_mass(mesh: Mesh, scale: np.ndarray, density: float):
     faces = mesh.faces if np.prod(scale) > 0 else mesh.faces[:, ::-1]
     result = None
@@ -956,14 +989,14 @@ def _computed_mass(mesh: Mesh, scale: np.ndarray, density: float):
                 tm.invert()
             method, solid = "mesh_volume", tm
         else:
-            method = "mesh_convex_hull"
-            try:
-                solid = tm.convex_hull
-            except Exception:  # qhull refuses flat or degenerate point sets
-                solid = None
-        if solid is not None and solid.volume > 0:
+            method, solid = "mesh_convex_hull", _convex_hull(np.asarray(tm.vertices))
+        props = None
+        if isinstance(solid, trimesh.Trimesh):
             solid.density = density
             props = solid.mass_properties
+        elif solid is not None:
+            props = trimesh.triangles.mass_properties(solid, density=density)
+        if props is not None and props.volume > 0:
             result = (
                 float(props.mass),
                 np.array(props.center_mass),
