@@ -1,6 +1,7 @@
 """Benchmark: cold corpus builds of several git revisions side by side, in one run.
 
     .venv/bin/python bench/cold_compare.py REV [REV ...] [--rounds 2] [--workers 2]
+                                           [--also-without-previews REV ...]
 
 Each revision is exported (`git archive`) into a temporary folder and built cold (empty cache,
 no Prefect, `runner="local"`, `--workers` worker processes) from this checkout's
@@ -10,8 +11,10 @@ build API of `flows.commands.build_release` and `pipeline.build.BuildConfig`.
 Builds alternate between the revisions (A B C A B C ...) so that the shared machine's load
 falls on all of them alike. Per build: wall seconds and CPU seconds (user + sys of the build
 process and its workers); per revision the median of each, and each revision's ratio to the
-first one. The load average at the start and end is recorded. Prints the figures and writes
-bench/results/cold_compare.json.
+first one. The load average at the start and end is recorded. `--also-without-previews REV`
+adds builds of REV with previews turned off (MUJOCO_GL=disable), labelled `REV without
+previews`: the cost of the checks alone, for revisions that render previews. Prints the figures
+and writes bench/results/cold_compare.json.
 """
 
 from __future__ import annotations
@@ -68,10 +71,12 @@ def export(revision: str, folder: Path) -> str:
     return commit
 
 
-def build(tree: Path, work: Path, workers: int) -> dict:
+def build(tree: Path, work: Path, workers: int, previews: bool = True) -> dict:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     env = dict(os.environ, PYTHONPATH=str(tree))
+    if not previews:
+        env["MUJOCO_GL"] = "disable"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
@@ -111,20 +116,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--also-without-previews", nargs="+", default=[], metavar="REV")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="cold_compare-"))
     load_before = os.getloadavg()
     try:
-        trees = {}
+        trees = {}  # label -> (commit, tree, previews)
         for i, revision in enumerate(args.revisions):
             commit = export(revision, root / f"tree{i}")
-            trees[revision] = (commit, root / f"tree{i}")
-        runs: dict[str, list[dict]] = {revision: [] for revision in args.revisions}
+            trees[revision] = (commit, root / f"tree{i}", True)
+        for revision in args.also_without_previews:
+            commit, tree, _ = trees[revision]
+            trees[f"{revision} without previews"] = (commit, tree, False)
+        runs: dict[str, list[dict]] = {label: [] for label in trees}
         for _ in range(args.rounds):
-            for revision, (commit, tree) in trees.items():
-                run = build(tree, root / "work", args.workers)
-                runs[revision].append(run)
-                print(f"{revision} ({commit}): {run}", flush=True)
+            for label, (commit, tree, previews) in trees.items():
+                run = build(tree, root / "work", args.workers, previews)
+                runs[label].append(run)
+                print(f"{label} ({commit}): {run}", flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     first = args.revisions[0]
