@@ -132,7 +132,7 @@ def clear_cache() -> None:
 
 
 # --------------------------------------------------------------------------------- disk store
-DISK_FORMAT = 1
+DISK_FORMAT = 2
 _DIGEST_BYTES = 32
 _disk: Path | None = None  # where parsed meshes and mass properties are stored, if anywhere
 
@@ -195,20 +195,34 @@ def _disk_write(path: Path | None, body: bytes) -> None:
 
 
 def _stored_arrays(sha: str) -> tuple[np.ndarray, np.ndarray, tuple] | None:
-    body = _disk_read(_disk_path(sha, ".npz"))
+    """A parsed mesh from the disk store: a JSON line (counts and notes), then the vertices
+    (float64) and faces (int64), little-endian."""
+    body = _disk_read(_disk_path(sha, ".arrays"))
     if body is None:
         return None
-    with np.load(io.BytesIO(body), allow_pickle=False) as stored:
-        notes = tuple(tuple(note) for note in json.loads(str(stored["notes"])))
-        return stored["vertices"], stored["faces"], notes
+    header, _, data = body.partition(b"\n")
+    stored = json.loads(header)
+    n_vertices, n_faces = stored["vertices"], stored["faces"]
+    split = n_vertices * 3 * 8
+    if len(data) != split + n_faces * 3 * 8:
+        return None
+    vertices = np.frombuffer(data, dtype="<f8", count=n_vertices * 3).reshape(-1, 3)
+    faces = np.frombuffer(data, dtype="<i8", offset=split).reshape(-1, 3)
+    return vertices, faces, tuple(tuple(note) for note in stored["notes"])
 
 
 def _store_arrays(sha: str, vertices: np.ndarray, faces: np.ndarray, notes: tuple) -> None:
-    path = _disk_path(sha, ".npz")
+    path = _disk_path(sha, ".arrays")
     if path is not None:
-        buffer = io.BytesIO()
-        np.savez(buffer, vertices=vertices, faces=faces, notes=np.array(json.dumps(notes)))
-        _disk_write(path, buffer.getvalue())
+        header = json.dumps({"vertices": len(vertices), "faces": len(faces), "notes": notes})
+        body = b"".join(
+            [
+                header.encode() + b"\n",
+                np.ascontiguousarray(vertices, dtype="<f8").tobytes(),
+                np.ascontiguousarray(faces, dtype="<i8").tobytes(),
+            ]
+        )
+        _disk_write(path, body)
 
 
 def _mass_path(key: tuple) -> Path | None:

@@ -52,7 +52,7 @@ def test_store_gives_back_exactly_what_was_computed(files, tmp_path, monkeypatch
         meshes.write_obj_converted(stl, tmp_path / "out1", names, tmp_path / "src")
     stored = sorted(p.name.split(".", 1)[1] for p in store.rglob("*") if p.is_file())
     mass_entry = next(name for name in stored if ".mass-" in name)
-    assert stored == sorted([mass_entry, "obj.npz", "stl.npz", "stl.converted.obj"])
+    assert stored == sorted([mass_entry, "obj.arrays", "stl.arrays", "stl.converted.obj"])
 
     meshes.clear_cache()  # a new process, a later build
     monkeypatch.setattr(meshes, "_parse", _refuse)
@@ -72,7 +72,7 @@ def test_store_gives_back_exactly_what_was_computed(files, tmp_path, monkeypatch
     ).read_bytes()
 
 
-@pytest.mark.parametrize("suffix", [".obj.npz", ".json", ".converted.obj"])
+@pytest.mark.parametrize("suffix", [".obj.arrays", ".json", ".converted.obj"])
 @pytest.mark.parametrize("damage", ["truncated", "flipped_byte", "empty"])
 def test_damaged_entries_are_recomputed(files, tmp_path, suffix, damage):
     obj, stl = files
@@ -135,7 +135,7 @@ def test_rebuild_after_a_code_change_reuses_the_store_and_gives_the_same_release
 
     meshes.clear_cache()
     first = build("first")
-    assert any((cache / MESH_CACHE).rglob("*.npz"))
+    assert any((cache / MESH_CACHE).rglob("*.arrays"))
     shutil.rmtree(ObjectCache(cache).root)  # what a code change does to the object cache
     meshes.clear_cache()
     monkeypatch.setattr(meshes, "_parse", _refuse)
