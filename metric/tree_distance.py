@@ -66,6 +66,9 @@ _CERTIFY_AFTER = 200
 #: The searches store the side and child-side matrices of trees with at most this many moving
 #: joints (read row by row at every node); larger trees compute the entries they ask for.
 _DENSE_RELATION = 2000
+#: The unrooted search tabulates which oriented pairs exclude each other (a bool matrix, 4 MB
+#: at the limit) when there are at most this many (2 n1 n2, two orientations of each pair).
+_EXCLUSION_TABLE = 2048
 
 
 @dataclass(frozen=True)
@@ -763,6 +766,21 @@ def _orientation_conflicts(head1, head2, pairs) -> np.ndarray:
     return bad | bad.T
 
 
+def _exclusion_table(head1: np.ndarray, head2: np.ndarray) -> np.ndarray:
+    """(P, P) bool over the P = 2 n1 n2 oriented pairs (flat index (o n1 + i) n2 + k): pairs
+    that cannot both be in a matching, by `_orientation_conflicts` or by sharing an edge (so a
+    pair excludes itself)."""
+    n1, n2 = len(head1), len(head2)
+    agree = head1[:, None, :, None] == head2[None, :, None, :]  # [i, k, j, l]
+    bad = np.stack([~agree, agree]).reshape(2 * n1 * n2, 1, n1 * n2)
+    table = np.broadcast_to(bad, (2 * n1 * n2, 2, n1 * n2)).reshape(2 * n1 * n2, -1)
+    table = table | table.T
+    same = (np.arange(n1)[:, None, None, None] == np.arange(n1)[None, None, :, None]) | (
+        np.arange(n2)[None, :, None, None] == np.arange(n2)[None, None, None, :]
+    )
+    return table | np.tile(same.reshape(n1 * n2, n1 * n2), (2, 2))
+
+
 class _OrientedSearch(_Budgeted):
     """Best-first branch and bound over oriented matchings, in savings (maximized).
 
@@ -773,6 +791,10 @@ class _OrientedSearch(_Budgeted):
     B and everything else A excludes), B fixed without A, and neither. (Two children, without
     A and with A, took 1.2 times the nodes on 40 random 20-joint pairs: the child without A
     may still hold B, and the same conflict comes back.)
+
+    Inside the search an oriented pair (i, k, o) is its flat index (o n1 + i) n2 + k into
+    `savings`; with at most `_EXCLUSION_TABLE` pairs, which pairs exclude which is tabulated
+    once (`_exclusion_table`), so fixing a pair is one row lookup.
     """
 
     def __init__(self, problem: _Oriented, deadline: float | None, max_nodes: int | None):
@@ -780,6 +802,7 @@ class _OrientedSearch(_Budgeted):
         self.head1 = _dense(problem.t1.contracted.head)
         self.head2 = _dense(problem.t2.contracted.head)
         self.savings = problem.savings
+        self.flat_savings = self.savings.reshape(-1)
         self.positive = self.savings > 0.0
         self.weights = np.where(self.positive, self.savings, 0.0)
         self.tolerance = _TOLERANCE * problem.base
@@ -794,23 +817,41 @@ class _OrientedSearch(_Budgeted):
         # Pairs that may still be part of a better matching (narrowed once by `probe`).
         self.useful = np.ones(self.savings.shape, dtype=bool)
         self.probed = False
+        self.excluded = self.compatible = None
+
+    def pairs(self, indices) -> list:
+        """Oriented pairs [(i, k, o), ...] of flat indices."""
+        _, n1, n2 = self.savings.shape
+        orientation, rest = np.divmod(np.asarray(indices, dtype=np.int64), n1 * n2)
+        rows, cols = np.divmod(rest, n2)
+        return list(zip(rows.tolist(), cols.tolist(), orientation.tolist(), strict=True))
+
+    def conflicts(self, indices: np.ndarray) -> np.ndarray:
+        """(m, m) bool `_orientation_conflicts` of the pairs of a matching (flat indices); the
+        diagonal may be True."""
+        if self.compatible is not None:
+            return self.excluded[indices[:, None], indices[None, :]]
+        return _orientation_conflicts(self.head1, self.head2, self.pairs(indices))
 
     def relax(self, allowed: np.ndarray):
-        """(total savings, [(i, k, o), ...]) of the relaxation over `allowed` pairs."""
+        """(total savings, flat indices of the pairs) of the relaxation over `allowed` pairs."""
         weights = np.where(allowed, self.weights, 0.0)
-        orientation = weights[1] > weights[0]
         best = np.maximum(weights[0], weights[1])
         if best.size == 0:
-            return 0.0, []
+            return 0.0, np.zeros(0, dtype=np.int64)
         rows, cols = linear_sum_assignment(best, maximize=True)
-        used = best[rows, cols] > 0.0
+        values = best[rows, cols]
+        used = values > 0.0
         rows, cols = rows[used], cols[used]
-        pairs = zip(rows.tolist(), cols.tolist(), orientation[rows, cols].tolist(), strict=True)
-        return float(best[rows, cols].sum()), [(i, k, int(o)) for i, k, o in pairs]
+        flipped = weights[1, rows, cols] > weights[0, rows, cols]
+        n1, n2 = best.shape
+        return float(values[used].sum()), (flipped * n1 + rows) * n2 + cols
 
-    def _fix(self, allowed: np.ndarray, pair) -> np.ndarray:
-        """Pairs still allowed once oriented `pair` is part of the matching."""
-        i, k, o = pair
+    def _fix(self, allowed: np.ndarray, index: int) -> np.ndarray:
+        """Pairs still allowed once oriented pair `index` is part of the matching."""
+        if self.compatible is not None:
+            return allowed & self.compatible[index].reshape(allowed.shape)
+        ((i, k, o),) = self.pairs([index])
         # (j, l) must split like (i, k) does under o, and its own orientation is then forced.
         splits = (self.head1[i, :][:, None] == self.head2[k, :][None, :]) != bool(o)
         keeps = self.head1[:, i][:, None] == self.head2[:, k][None, :]
@@ -829,18 +870,17 @@ class _OrientedSearch(_Budgeted):
             return
         conflict, bad = None, None
         if len(free) > 1:
-            bad = _orientation_conflicts(self.head1, self.head2, free)
-            if bad.any():
+            bad = self.conflicts(free)
+            a, b = np.nonzero(bad & _upper_triangle(len(free)))
+            if len(a):
                 # The conflict between the most valuable pairs: branch on the stronger one.
-                strength = np.array([self.savings[o, i, k] for i, k, o in free])
-                a, b = np.nonzero(bad & _upper_triangle(len(free)))
-                weakest = np.minimum(strength[a], strength[b])
-                t = int(np.argmax(weakest))
-                conflict = (free[a[t]], free[b[t]])
+                strength = self.flat_savings[free]
+                t = int(np.argmax(np.minimum(strength[a], strength[b])))
+                conflict = (int(free[a[t]]), int(free[b[t]]))
                 if strength[a[t]] < strength[b[t]]:
                     conflict = conflict[::-1]
         if conflict is None:
-            self.best, self.best_pairs = bound, fixed + free
+            self.best, self.best_pairs = bound, self.pairs([*fixed, *free.tolist()])
             return
         if self.anytime and self.nodes % _REPAIR_EVERY == 0:
             self.repair(fixed, fixed_savings, free, bad)
@@ -850,40 +890,49 @@ class _OrientedSearch(_Budgeted):
         node = (fixed, fixed_savings, allowed, conflict)
         heapq.heappush(self._heap, (-bound, self._counter, node))
 
-    def repair(self, fixed: list, fixed_savings: float, free: list, conflicts=None) -> None:
+    def repair(self, fixed: list, fixed_savings: float, free: np.ndarray, conflicts=None) -> None:
         """Greedy feasible matching: the fixed pairs plus free pairs by decreasing savings.
-        `free` is a relaxation's matching over pairs allowed with `fixed` (so each free pair is
-        compatible with every fixed one); `conflicts` their `_orientation_conflicts`."""
-        if conflicts is None and free:
-            conflicts = _orientation_conflicts(self.head1, self.head2, free)
-        strength = [self.savings[o, i, k] for i, k, o in free]
-        order = sorted(range(len(free)), key=lambda p: (-strength[p], free[p]))
-        taken = np.zeros(len(free), dtype=bool)
-        pairs, total = list(fixed), fixed_savings
-        for p in order:
-            if not (conflicts[p] & taken).any():
-                taken[p] = True
-                pairs.append(free[p])
-                total += strength[p]
+        `free` (flat indices) is a relaxation's matching over pairs allowed with `fixed` (so
+        each free pair is compatible with every fixed one); `conflicts` their `conflicts`."""
+        if len(free) == 0:
+            total, taken = fixed_savings, []
+        else:
+            if conflicts is None:
+                conflicts = self.conflicts(free)
+            strength = self.flat_savings[free]
+            i, k, o = np.array(self.pairs(free)).T
+            order = np.lexsort((o, k, i, -strength))
+            taken = np.zeros(len(free), dtype=bool)
+            total = fixed_savings
+            for p in order.tolist():
+                if not (conflicts[p] & taken).any():
+                    taken[p] = True
+                    total += strength[p]
+            taken = free[order[taken[order]]].tolist()
         if total > self.best:
-            self.best, self.best_pairs = total, pairs
+            self.best, self.best_pairs = total, self.pairs([*fixed, *taken])
 
     def _branch(self, node) -> None:
         # Children: with A; with B (A is then excluded); with neither of the conflicting pair.
         fixed, fixed_savings, allowed, conflict = node
         without = allowed & self.useful
-        for pair in conflict:
-            i, k, o = pair
+        for index in conflict:
             self._evaluate(
-                [*fixed, pair], fixed_savings + self.savings[o, i, k], self._fix(without, pair)
+                [*fixed, index],
+                fixed_savings + self.flat_savings[index],
+                self._fix(without, index),
             )
-            without[o, i, k] = False
+            without.reshape(-1)[index] = False
         self._evaluate(fixed, fixed_savings, without)
 
-    def run(self, start_pairs: list) -> float:
-        """Search from the root (seeded with a greedy repair of `start_pairs`); returns the best
-        upper bound on savings still possible (== self.best when the search finished)."""
-        self.repair([], 0.0, start_pairs)
+    def run(self, start: np.ndarray) -> float:
+        """Search from the root (seeded with a greedy repair of the matching `start`, flat
+        indices); returns the best upper bound on savings still possible (== self.best when
+        the search finished)."""
+        if 0 < self.savings.size <= _EXCLUSION_TABLE:
+            self.excluded = _exclusion_table(self.head1, self.head2)
+            self.compatible = ~self.excluded
+        self.repair([], 0.0, start)
         self._evaluate([], 0.0, self.useful)
         while self._heap:
             neg_bound, _, node = self._heap[0]
@@ -905,20 +954,19 @@ class _OrientedSearch(_Budgeted):
         candidate by decreasing savings, the relaxation with it fixed bounds every matching
         holding it; each probe counts as a search node, and its relaxation is repaired into an
         incumbent (so later probes prune more)."""
-        candidates = np.argwhere(allowed & self.positive)
-        order = np.argsort(-self.savings[tuple(candidates.T)], kind="stable")
+        candidates = np.flatnonzero(allowed & self.positive)
+        order = np.argsort(-self.flat_savings[candidates], kind="stable")
         allowed = allowed.copy()
-        for o, i, k in candidates[order].tolist():
+        for index in candidates[order].tolist():
             if self._out_of_budget():
                 break
             self.nodes += 1
-            pair = (i, k, o)
-            fixed = self.savings[o, i, k]
-            bound, free = self.relax(self._fix(allowed, pair))
+            fixed = self.flat_savings[index]
+            bound, free = self.relax(self._fix(allowed, index))
             if fixed + bound <= self.best + self.tolerance:
-                allowed[o, i, k] = False
+                allowed.reshape(-1)[index] = False
             else:
-                self.repair([pair], fixed, free)
+                self.repair([index], fixed, free)
         return allowed
 
 
@@ -943,11 +991,12 @@ def unrooted_tree_distance(
     problem = _oriented_problem(t1, t2, norm, kappa)
     search = _OrientedSearch(problem, deadline, max_nodes)
     search.subtree_bound = _subtree_bound(t1, t2, problem.savings, oriented=True)
-    relax_savings, relax_pairs = search.relax(np.ones(problem.costs.shape, dtype=bool))
+    relax_savings, relax_indices = search.relax(np.ones(problem.costs.shape, dtype=bool))
+    relax_pairs = search.pairs(relax_indices)
     relaxation = problem.value(relax_pairs)
     if (
         len(relax_pairs) < 2
-        or not _orientation_conflicts(search.head1, search.head2, relax_pairs).any()
+        or not (search.conflicts(relax_indices) & _upper_triangle(len(relax_pairs))).any()
     ):
         matching, inverted = problem.original(relax_pairs)
         return TreeDistance(
@@ -961,9 +1010,9 @@ def unrooted_tree_distance(
             inverted=inverted,
         )
     if exact:
-        upper_savings = search.run(relax_pairs)
+        upper_savings = search.run(relax_indices)
     else:
-        search.repair([], 0.0, relax_pairs)
+        search.repair([], 0.0, relax_indices)
         upper_savings = relax_savings
     value = problem.value(search.best_pairs)
     proven = upper_savings <= search.best + search.tolerance
