@@ -38,7 +38,9 @@ Shasha 1992), so no per-node-pair assignment DP is exact for it (such a DP compu
 constrained distance, a restriction). A DP over node pairs that relaxes instead of restricting
 gives a second upper bound on the savings (`_subtree_bound`): much tighter than the assignment
 bound on trees with many equal joints (it is exact on corrupted copies of a keyboard), weaker
-than needed on unrelated random trees. Both searches try it once, after `_CERTIFY_AFTER` nodes.
+than needed on unrelated random trees. Both searches try it once, after `_CERTIFY_AFTER` nodes;
+the unrooted search also tightens each node with fixed pairs by a one-rooting version of it
+before branching the node (`_OrientedSearch.rooted_bound`).
 """
 
 from __future__ import annotations
