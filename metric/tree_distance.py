@@ -69,7 +69,8 @@ _CERTIFY_AFTER = 200
 #: joints (read row by row at every node); larger trees compute the entries they ask for.
 _DENSE_RELATION = 2000
 #: The unrooted search tabulates which oriented pairs exclude each other (a bool matrix and its
-#: complement, 8 MB at the limit) when there are at most this many (2 n1 n2, two orientations of each pair).
+#: complement, 8 MB at the limit) when there are at most this many (2 n1 n2: two orientations
+#: of each pair).
 _EXCLUSION_TABLE = 2048
 #: Search nodes a node's rooted bound (`_OrientedSearch.rooted_bound`) counts for: it costs
 #: about as much CPU time as five assignment relaxations on 20-joint trees.
