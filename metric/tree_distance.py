@@ -38,7 +38,9 @@ Shasha 1992), so no per-node-pair assignment DP is exact for it (such a DP compu
 constrained distance, a restriction). A DP over node pairs that relaxes instead of restricting
 gives a second upper bound on the savings (`_subtree_bound`): much tighter than the assignment
 bound on trees with many equal joints (it is exact on corrupted copies of a keyboard), weaker
-than needed on unrelated random trees. Both searches try it once, after `_CERTIFY_AFTER` nodes.
+than needed on unrelated random trees. Both searches try it once, after `_CERTIFY_AFTER` nodes;
+the unrooted search also tightens each node with fixed pairs by a one-rooting version of it
+before branching the node (`_OrientedSearch.rooted_bound`).
 """
 
 from __future__ import annotations
@@ -66,6 +68,13 @@ _CERTIFY_AFTER = 200
 #: The searches store the side and child-side matrices of trees with at most this many moving
 #: joints (read row by row at every node); larger trees compute the entries they ask for.
 _DENSE_RELATION = 2000
+#: The unrooted search tabulates which oriented pairs exclude each other (a bool matrix and its
+#: complement, 8 MB at the limit) when there are at most this many (2 n1 n2: two orientations
+#: of each pair).
+_EXCLUSION_TABLE = 2048
+#: Search nodes a node's rooted bound (`_OrientedSearch.rooted_bound`) counts for: it costs
+#: about as much CPU time as three assignment relaxations on 20-joint trees (130 µs).
+_ROOTED_NODES = 3
 
 
 @dataclass(frozen=True)
@@ -378,6 +387,50 @@ def _rooted_bound(r1: _Rooting, r2: _Rooting, savings: np.ndarray) -> float:
         a[xs] = np.maximum(fx, below)
         g[xs] = np.maximum(value, h)
     return float(f[r1.root, r2.root])
+
+
+def _preorder_ranges(r: _Rooting) -> tuple:
+    """(order, ranges) of a rooting: its nodes in depth-first preorder, then for the node at
+    each preorder position and for one more column n (kept zero by `_one_sided_bound`) the
+    range [start, end) of positions of its strict descendants, flattened for
+    `np.maximum.reduceat` ([n, 0) where there are none, which reads the zero column)."""
+    n = len(r.edge)
+    children: list = [[] for _ in range(n)]
+    for xs, kids, starts in r.levels[1:]:
+        for x, group in zip(xs.tolist(), np.split(kids, starts[1:]), strict=True):
+            children[x] = group.tolist()
+    order, stack = [], [r.root]
+    while stack:
+        x = stack.pop()
+        order.append(x)
+        stack.extend(reversed(children[x]))
+    size = np.ones(n, dtype=np.int64)
+    for x in reversed(order):
+        for c in children[x]:
+            size[x] += size[c]
+    start = np.arange(n + 1) + 1
+    end = np.append(np.arange(n) + size[order], 0)
+    # No descendants (and the zero column): a decreasing pair, so reduceat reads column n.
+    ranges = np.stack([np.where(end > start, start, n), end], axis=1).reshape(-1)
+    return np.array(order, dtype=np.int64), ranges
+
+
+def _one_sided_bound(r1: _Rooting, ranges2: tuple, node_savings: np.ndarray) -> float:
+    """`_rooted_bound` relaxed further, without the second tree's decomposition: F[x, y] is
+    only the sum over the children c of x of A[c, y] (the minimum with the sum over the
+    children of y dropped), so F is larger and still a bound, and a node of the first tree
+    takes one step for all nodes of the second (its subtrees are ranges of the preorder).
+    `node_savings` (n1, n2 + 1): rows the first tree's nodes, columns the second's in
+    preorder (its root first) and a zero column; `ranges2` its `_preorder_ranges`."""
+    _, ranges = ranges2
+    n1, m = node_savings.shape
+    a = np.zeros((n1, m))
+    f = np.zeros((1, m))
+    for height1, (xs, kids1, starts1) in enumerate(r1.levels):
+        f = np.zeros((len(xs), m)) if height1 == 0 else np.add.reduceat(a[kids1], starts1, axis=0)
+        value = node_savings[xs] + f
+        a[xs] = np.maximum(f, np.maximum.reduceat(value, ranges, axis=1)[:, ::2])
+    return float(f[0, 0])
 
 
 def _subtree_bound(t1: Tree, t2: Tree, savings: np.ndarray, oriented: bool) -> tuple:
@@ -763,6 +816,21 @@ def _orientation_conflicts(head1, head2, pairs) -> np.ndarray:
     return bad | bad.T
 
 
+def _exclusion_table(head1: np.ndarray, head2: np.ndarray) -> np.ndarray:
+    """(P, P) bool over the P = 2 n1 n2 oriented pairs (flat index (o n1 + i) n2 + k): pairs
+    that cannot both be in a matching, by `_orientation_conflicts` or by sharing an edge (so a
+    pair excludes itself)."""
+    n1, n2 = len(head1), len(head2)
+    agree = head1[:, None, :, None] == head2[None, :, None, :]  # [i, k, j, l]
+    bad = np.stack([~agree, agree]).reshape(2 * n1 * n2, 1, n1 * n2)
+    table = np.broadcast_to(bad, (2 * n1 * n2, 2, n1 * n2)).reshape(2 * n1 * n2, -1)
+    table = table | table.T
+    same = (np.arange(n1)[:, None, None, None] == np.arange(n1)[None, None, :, None]) | (
+        np.arange(n2)[None, :, None, None] == np.arange(n2)[None, None, None, :]
+    )
+    return table | np.tile(same.reshape(n1 * n2, n1 * n2), (2, 2))
+
+
 class _OrientedSearch(_Budgeted):
     """Best-first branch and bound over oriented matchings, in savings (maximized).
 
@@ -773,6 +841,17 @@ class _OrientedSearch(_Budgeted):
     B and everything else A excludes), B fixed without A, and neither. (Two children, without
     A and with A, took 1.2 times the nodes on 40 random 20-joint pairs: the child without A
     may still hold B, and the same conflict comes back.)
+
+    Inside the search an oriented pair (i, k, o) is its flat index (o n1 + i) n2 + k into
+    `savings`; with at most `_EXCLUSION_TABLE` pairs, which pairs exclude which is tabulated
+    once (`_exclusion_table`), so fixing a pair is one row lookup.
+
+    A node with fixed pairs is branched only after its bound has been tightened once by
+    `rooted_bound` (when it is first taken from the queue: pruned, or queued again with the
+    smaller bound): the fixed pair roots both trees, so the subtree bound needs one rooting
+    instead of one per node of T2. On the 40 random 20-joint pairs of bench/tree_exactness.py
+    it cuts the assignment relaxations 4 to 10 times, and the CPU time of the slowest pairs
+    by up to half.
     """
 
     def __init__(self, problem: _Oriented, deadline: float | None, max_nodes: int | None):
@@ -780,6 +859,7 @@ class _OrientedSearch(_Budgeted):
         self.head1 = _dense(problem.t1.contracted.head)
         self.head2 = _dense(problem.t2.contracted.head)
         self.savings = problem.savings
+        self.flat_savings = self.savings.reshape(-1)
         self.positive = self.savings > 0.0
         self.weights = np.where(self.positive, self.savings, 0.0)
         self.tolerance = _TOLERANCE * problem.base
@@ -794,23 +874,43 @@ class _OrientedSearch(_Budgeted):
         # Pairs that may still be part of a better matching (narrowed once by `probe`).
         self.useful = np.ones(self.savings.shape, dtype=bool)
         self.probed = False
+        self.excluded = self.compatible = None
+        self.edges = (problem.t1.contracted, problem.t2.contracted)
+        self._rootings: tuple = ({}, {})
+
+    def pairs(self, indices) -> list:
+        """Oriented pairs [(i, k, o), ...] of flat indices."""
+        _, n1, n2 = self.savings.shape
+        orientation, rest = np.divmod(np.asarray(indices, dtype=np.int64), n1 * n2)
+        rows, cols = np.divmod(rest, n2)
+        return list(zip(rows.tolist(), cols.tolist(), orientation.tolist(), strict=True))
+
+    def conflicts(self, indices: np.ndarray) -> np.ndarray:
+        """(m, m) bool `_orientation_conflicts` of the pairs of a matching (flat indices); the
+        diagonal may be True."""
+        if self.compatible is not None:
+            return self.excluded[indices[:, None], indices[None, :]]
+        return _orientation_conflicts(self.head1, self.head2, self.pairs(indices))
 
     def relax(self, allowed: np.ndarray):
-        """(total savings, [(i, k, o), ...]) of the relaxation over `allowed` pairs."""
+        """(total savings, flat indices of the pairs) of the relaxation over `allowed` pairs."""
         weights = np.where(allowed, self.weights, 0.0)
-        orientation = weights[1] > weights[0]
         best = np.maximum(weights[0], weights[1])
         if best.size == 0:
-            return 0.0, []
+            return 0.0, np.zeros(0, dtype=np.int64)
         rows, cols = linear_sum_assignment(best, maximize=True)
-        used = best[rows, cols] > 0.0
+        values = best[rows, cols]
+        used = values > 0.0
         rows, cols = rows[used], cols[used]
-        pairs = zip(rows.tolist(), cols.tolist(), orientation[rows, cols].tolist(), strict=True)
-        return float(best[rows, cols].sum()), [(i, k, int(o)) for i, k, o in pairs]
+        flipped = weights[1, rows, cols] > weights[0, rows, cols]
+        n1, n2 = best.shape
+        return float(values[used].sum()), (flipped * n1 + rows) * n2 + cols
 
-    def _fix(self, allowed: np.ndarray, pair) -> np.ndarray:
-        """Pairs still allowed once oriented `pair` is part of the matching."""
-        i, k, o = pair
+    def _fix(self, allowed: np.ndarray, index: int) -> np.ndarray:
+        """Pairs still allowed once oriented pair `index` is part of the matching."""
+        if self.compatible is not None:
+            return allowed & self.compatible[index].reshape(allowed.shape)
+        ((i, k, o),) = self.pairs([index])
         # (j, l) must split like (i, k) does under o, and its own orientation is then forced.
         splits = (self.head1[i, :][:, None] == self.head2[k, :][None, :]) != bool(o)
         keeps = self.head1[:, i][:, None] == self.head2[:, k][None, :]
@@ -821,6 +921,42 @@ class _OrientedSearch(_Budgeted):
         out[:, :, k] = False
         return out
 
+    def _rooted(self, tree: int, root: int) -> tuple:
+        """(rooting, ranges, edges) of tree 0 or 1 rooted at node class `root`, its nodes
+        renamed by depth-first preorder: the `_Rooting`, its `_preorder_ranges`, and the edge
+        above each node in preorder followed by -1 (the root's entry and a zero column)."""
+        cache = self._rootings[tree]
+        if root not in cache:
+            contracted = self.edges[tree]
+            rooting = _rooting(contracted.u, contracted.v, root)
+            order, ranges = _preorder_ranges(rooting)
+            rename = np.empty(len(order), dtype=np.int64)
+            rename[order] = np.arange(len(order))
+            levels = [(rename[xs], rename[kids], starts) for xs, kids, starts in rooting.levels]
+            renamed = _Rooting(0, rooting.edge[order], rooting.away, levels)
+            cache[root] = (renamed, (order, ranges), np.append(renamed.edge, -1))
+        return cache[root]
+
+    def rooted_bound(self, fixed: list, allowed: np.ndarray) -> float:
+        """An upper bound on the savings of a node with fixed pairs (theirs included): both
+        trees rooted at the ends of its first fixed pair, which every matching of the node
+        maps onto each other, and the smaller of the two `_one_sided_bound`s."""
+        i, k, o = self.pairs(fixed[:1])[0]
+        r1, ranges1, edges1 = self._rooted(0, int(self.edges[0].u[i]))
+        r2, ranges2, edges2 = self._rooted(1, int(self.edges[1].v[k] if o else self.edges[1].u[k]))
+        weights = np.where(allowed, self.weights, 0.0)
+        flipped = r1.away[:, None] != r2.away[None, :]
+        priced = np.zeros((len(r1.away) + 1, len(r2.away) + 1))  # a zero row and column
+        priced[:-1, :-1] = np.where(flipped, weights[1], weights[0])
+        indices = np.asarray(fixed)
+        rest = indices % weights[0].size
+        priced[rest // weights.shape[2], rest % weights.shape[2]] = self.flat_savings[indices]
+        node_savings = priced[edges1[:, None], edges2[None, :]]
+        return min(
+            _one_sided_bound(r1, ranges2, node_savings[:-1]),
+            _one_sided_bound(r2, ranges1, node_savings.T[:-1]),
+        )
+
     def _evaluate(self, fixed: list, fixed_savings: float, allowed: np.ndarray) -> None:
         self.nodes += 1
         bound, free = self.relax(allowed)
@@ -829,61 +965,69 @@ class _OrientedSearch(_Budgeted):
             return
         conflict, bad = None, None
         if len(free) > 1:
-            bad = _orientation_conflicts(self.head1, self.head2, free)
-            if bad.any():
+            bad = self.conflicts(free)
+            a, b = np.nonzero(bad & _upper_triangle(len(free)))
+            if len(a):
                 # The conflict between the most valuable pairs: branch on the stronger one.
-                strength = np.array([self.savings[o, i, k] for i, k, o in free])
-                a, b = np.nonzero(bad & _upper_triangle(len(free)))
-                weakest = np.minimum(strength[a], strength[b])
-                t = int(np.argmax(weakest))
-                conflict = (free[a[t]], free[b[t]])
+                strength = self.flat_savings[free]
+                t = int(np.argmax(np.minimum(strength[a], strength[b])))
+                conflict = (int(free[a[t]]), int(free[b[t]]))
                 if strength[a[t]] < strength[b[t]]:
                     conflict = conflict[::-1]
         if conflict is None:
-            self.best, self.best_pairs = bound, fixed + free
+            self.best, self.best_pairs = bound, self.pairs([*fixed, *free.tolist()])
             return
         if self.anytime and self.nodes % _REPAIR_EVERY == 0:
             self.repair(fixed, fixed_savings, free, bad)
         if bound <= self.best + self.tolerance:
             return
         self._counter += 1
-        node = (fixed, fixed_savings, allowed, conflict)
+        node = (fixed, fixed_savings, allowed, conflict, not fixed)
         heapq.heappush(self._heap, (-bound, self._counter, node))
 
-    def repair(self, fixed: list, fixed_savings: float, free: list, conflicts=None) -> None:
+    def repair(self, fixed: list, fixed_savings: float, free: np.ndarray, conflicts=None) -> None:
         """Greedy feasible matching: the fixed pairs plus free pairs by decreasing savings.
-        `free` is a relaxation's matching over pairs allowed with `fixed` (so each free pair is
-        compatible with every fixed one); `conflicts` their `_orientation_conflicts`."""
-        if conflicts is None and free:
-            conflicts = _orientation_conflicts(self.head1, self.head2, free)
-        strength = [self.savings[o, i, k] for i, k, o in free]
-        order = sorted(range(len(free)), key=lambda p: (-strength[p], free[p]))
-        taken = np.zeros(len(free), dtype=bool)
-        pairs, total = list(fixed), fixed_savings
-        for p in order:
-            if not (conflicts[p] & taken).any():
-                taken[p] = True
-                pairs.append(free[p])
-                total += strength[p]
+        `free` (flat indices) is a relaxation's matching over pairs allowed with `fixed` (so
+        each free pair is compatible with every fixed one); `conflicts` their `conflicts`."""
+        if len(free) == 0:
+            total, taken = fixed_savings, []
+        else:
+            if conflicts is None:
+                conflicts = self.conflicts(free)
+            strength = self.flat_savings[free]
+            i, k, o = np.array(self.pairs(free)).T
+            order = np.lexsort((o, k, i, -strength))
+            taken = np.zeros(len(free), dtype=bool)
+            total = fixed_savings
+            for p in order.tolist():
+                if not (conflicts[p] & taken).any():
+                    taken[p] = True
+                    total += strength[p]
+            taken = free[order[taken[order]]].tolist()
         if total > self.best:
-            self.best, self.best_pairs = total, pairs
+            self.best, self.best_pairs = total, self.pairs([*fixed, *taken])
 
     def _branch(self, node) -> None:
         # Children: with A; with B (A is then excluded); with neither of the conflicting pair.
-        fixed, fixed_savings, allowed, conflict = node
+        fixed, fixed_savings, allowed, conflict, _ = node
         without = allowed & self.useful
-        for pair in conflict:
-            i, k, o = pair
+        for index in conflict:
             self._evaluate(
-                [*fixed, pair], fixed_savings + self.savings[o, i, k], self._fix(without, pair)
+                [*fixed, index],
+                fixed_savings + self.flat_savings[index],
+                self._fix(without, index),
             )
-            without[o, i, k] = False
+            without.reshape(-1)[index] = False
         self._evaluate(fixed, fixed_savings, without)
 
-    def run(self, start_pairs: list) -> float:
-        """Search from the root (seeded with a greedy repair of `start_pairs`); returns the best
-        upper bound on savings still possible (== self.best when the search finished)."""
-        self.repair([], 0.0, start_pairs)
+    def run(self, start: np.ndarray) -> float:
+        """Search from the root (seeded with a greedy repair of the matching `start`, flat
+        indices); returns the best upper bound on savings still possible (== self.best when
+        the search finished)."""
+        if 0 < self.savings.size <= _EXCLUSION_TABLE:
+            self.excluded = _exclusion_table(self.head1, self.head2)
+            self.compatible = ~self.excluded
+        self.repair([], 0.0, start)
         self._evaluate([], 0.0, self.useful)
         while self._heap:
             neg_bound, _, node = self._heap[0]
@@ -894,9 +1038,20 @@ class _OrientedSearch(_Budgeted):
                 self.probed = True
                 self.useful = self.probe(self.useful)
                 continue  # the probes may have raised the incumbent or spent the budget
-            if self._out_of_budget(3):  # a branching evaluates three children
+            # A branching evaluates three children; a rooted bound counts `_ROOTED_NODES`.
+            if self._out_of_budget(3 if node[4] else _ROOTED_NODES):
                 return min(-neg_bound, self.ceiling)
             heapq.heappop(self._heap)
+            if not node[4]:
+                # Tighten the node's bound with the rooted subtree bound before branching.
+                self.nodes += _ROOTED_NODES
+                rooted = self.rooted_bound(node[0], node[2])
+                if rooted <= self.best + self.tolerance:
+                    continue
+                if rooted < -neg_bound:
+                    self._counter += 1
+                    heapq.heappush(self._heap, (-rooted, self._counter, (*node[:4], True)))
+                    continue
             self._branch(node)
         return self.best
 
@@ -905,20 +1060,19 @@ class _OrientedSearch(_Budgeted):
         candidate by decreasing savings, the relaxation with it fixed bounds every matching
         holding it; each probe counts as a search node, and its relaxation is repaired into an
         incumbent (so later probes prune more)."""
-        candidates = np.argwhere(allowed & self.positive)
-        order = np.argsort(-self.savings[tuple(candidates.T)], kind="stable")
+        candidates = np.flatnonzero(allowed & self.positive)
+        order = np.argsort(-self.flat_savings[candidates], kind="stable")
         allowed = allowed.copy()
-        for o, i, k in candidates[order].tolist():
+        for index in candidates[order].tolist():
             if self._out_of_budget():
                 break
             self.nodes += 1
-            pair = (i, k, o)
-            fixed = self.savings[o, i, k]
-            bound, free = self.relax(self._fix(allowed, pair))
+            fixed = self.flat_savings[index]
+            bound, free = self.relax(self._fix(allowed, index))
             if fixed + bound <= self.best + self.tolerance:
-                allowed[o, i, k] = False
+                allowed.reshape(-1)[index] = False
             else:
-                self.repair([pair], fixed, free)
+                self.repair([index], fixed, free)
         return allowed
 
 
@@ -943,11 +1097,12 @@ def unrooted_tree_distance(
     problem = _oriented_problem(t1, t2, norm, kappa)
     search = _OrientedSearch(problem, deadline, max_nodes)
     search.subtree_bound = _subtree_bound(t1, t2, problem.savings, oriented=True)
-    relax_savings, relax_pairs = search.relax(np.ones(problem.costs.shape, dtype=bool))
+    relax_savings, relax_indices = search.relax(np.ones(problem.costs.shape, dtype=bool))
+    relax_pairs = search.pairs(relax_indices)
     relaxation = problem.value(relax_pairs)
     if (
         len(relax_pairs) < 2
-        or not _orientation_conflicts(search.head1, search.head2, relax_pairs).any()
+        or not (search.conflicts(relax_indices) & _upper_triangle(len(relax_pairs))).any()
     ):
         matching, inverted = problem.original(relax_pairs)
         return TreeDistance(
@@ -961,9 +1116,9 @@ def unrooted_tree_distance(
             inverted=inverted,
         )
     if exact:
-        upper_savings = search.run(relax_pairs)
+        upper_savings = search.run(relax_indices)
     else:
-        search.repair([], 0.0, relax_pairs)
+        search.repair([], 0.0, relax_indices)
         upper_savings = relax_savings
     value = problem.value(search.best_pairs)
     proven = upper_savings <= search.best + search.tolerance

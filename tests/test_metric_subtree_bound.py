@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import metric
+from metric.tree_distance import _oriented_problem, _OrientedSearch
 
 ALPHA = metric.split_norm(1.0)
 DISTANCES = (metric.tree_distance, metric.unrooted_tree_distance)
@@ -99,3 +100,59 @@ def test_the_bound_stays_within_small_node_budgets(budget):
             assert result.nodes_explored == 1 and result.value >= 0.014 * (1 - 1e-12)
         else:
             assert result.value == pytest.approx(0.014, rel=1e-12)
+
+
+def _best_containing(t1, t2, savings, fixed):
+    """Brute force: the largest savings of a realizable oriented matching holding the oriented
+    pairs `fixed` [(i, k, o)], with orientations from `metric.matching_orientation`."""
+    n1, n2 = len(t1), len(t2)
+    best = -np.inf
+
+    def extend(i, used, pairs):
+        nonlocal best
+        if i == n1:
+            signs = metric.matching_orientation(t1, t2, pairs)
+            if signs is None:
+                return
+            orientation = {p: int(s < 0) for p, s in zip(pairs, signs.tolist(), strict=True)}
+            if len(pairs) > 1 and any(orientation[(a, b)] != o for a, b, o in fixed):
+                return
+            total = sum(savings[orientation[p], p[0], p[1]] for p in pairs)
+            if len(pairs) == 1:
+                total = savings[fixed[0][2], fixed[0][0], fixed[0][1]]
+            best = max(best, total)
+            return
+        forced = [k for a, k, _ in fixed if a == i]
+        if not forced:
+            extend(i + 1, used, pairs)
+        for k in forced or range(n2):
+            if k not in used:
+                extend(i + 1, used | {k}, [*pairs, (i, k)])
+
+    extend(0, frozenset(), [])
+    return best
+
+
+def test_the_rooted_bound_of_a_node_bounds_every_matching_holding_its_fixed_pairs():
+    # The unrooted search tightens a node with fixed pairs by the subtree bound rooted at its
+    # first fixed pair; it must stay above the best realizable matching holding those pairs.
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(12):
+        t1 = _random_tree(rng, int(rng.integers(2, 6)))
+        t2 = _random_tree(rng, int(rng.integers(2, 6)))
+        problem = _oriented_problem(t1, t2, ALPHA, None)
+        search = _OrientedSearch(problem, None, None)
+        everything = np.ones(problem.savings.shape, dtype=bool)
+        for first in np.flatnonzero(search.positive).tolist():
+            allowed = search._fix(everything, first)
+            partners = np.flatnonzero(allowed & search.positive)[:3].tolist()
+            for fixed in [[first]] + [[first, p] for p in partners]:
+                node = everything
+                for index in fixed:
+                    node = search._fix(node, index)
+                best = _best_containing(t1, t2, problem.savings, search.pairs(fixed))
+                assert best > -np.inf  # pairwise compatible pairs are realizable together
+                assert search.rooted_bound(fixed, node) >= best - 1e-9 * (1 + abs(best))
+                checked += 1
+    assert checked > 100
