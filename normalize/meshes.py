@@ -1001,15 +1001,10 @@ def _computed_mass(mesh: Mesh, scale: np.ndarray, density: float):
         if tm.is_watertight and tm.is_winding_consistent and abs(tm.volume) > 0:
             if tm.volume < 0:
                 tm.invert()
-            method, solid = "mesh_volume", tm
+            method, solid = "mesh_volume", tm.triangles
         else:
             method, solid = "mesh_convex_hull", _convex_hull(np.asarray(tm.vertices))
-        props = None
-        if isinstance(solid, trimesh.Trimesh):
-            solid.density = density
-            props = solid.mass_properties
-        elif solid is not None:
-            props = trimesh.triangles.mass_properties(solid, density=density)
+        props = None if solid is None else trimesh.triangles.mass_properties(solid, density=density)
         if props is not None and props.volume > 0:
             result = (
                 float(props.mass),
