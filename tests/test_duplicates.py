@@ -301,6 +301,15 @@ def _truth(root: Path) -> tuple[set, set]:
     return pairs, near
 
 
+def _found_pairs(release) -> set[frozenset]:
+    """Every pair of members of one cluster of `release`."""
+    return {
+        frozenset(p)
+        for members in _clusters(release).values()
+        for p in itertools.combinations(sorted(members), 2)
+    }
+
+
 def test_planted_duplicates_are_found_and_near_misses_are_not(twin_library):
     truth, near = _truth(twin_library)
     variants = {
@@ -308,11 +317,7 @@ def test_planted_duplicates_are_found_and_near_misses_are_not(twin_library):
         for t in json.loads((twin_library / "library" / "twins.json").read_text())["twins"]
     }
     assert variants == {*DUPLICATE_VARIANTS, *NEAR_MISS_VARIANTS}, "every variant is planted"
-    found = {
-        frozenset(p)
-        for members in _clusters(twin_library / "keep").values()
-        for p in itertools.combinations(sorted(members), 2)
-    }
+    found = _found_pairs(twin_library / "keep")
     assert found == truth
     assert not found & near
 
@@ -504,11 +509,7 @@ def test_twins_turned_by_any_yaw_are_found_and_near_misses_are_not(tmp_path, mon
     twins = json.loads((tmp_path / "library" / "twins.json").read_text())["twins"]
     turned = [t for t in twins if t["variant"] == "any_yaw"]
     assert len(turned) >= 5 and near
-    found = {
-        frozenset(p)
-        for members in _clusters(tmp_path / "keep").values()
-        for p in itertools.combinations(sorted(members), 2)
-    }
+    found = _found_pairs(tmp_path / "keep")
     assert found == truth
     assert not found & near
     yaws = {
