@@ -33,6 +33,7 @@ import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +50,8 @@ MESH_SHARE = 0.9
 
 @dataclass(frozen=True)
 class ObjectRecord:
-    """One accepted object as the duplicate stage sees it (built from its manifest rows)."""
+    """One accepted object as the duplicate stage sees it (built from its manifest rows; what
+    it derives from them is computed once)."""
 
     object_id: str
     source: str
@@ -63,30 +65,30 @@ class ObjectRecord:
     joints: tuple[dict, ...]  # joints-table rows
     urdf: Path  # the written object.urdf in the release (staging) folder
 
-    @property
+    @cached_property
     def mesh_digests(self) -> frozenset[str]:
         return frozenset(d for _, d in self.mesh_files)
 
-    @property
+    @cached_property
     def extents(self) -> np.ndarray:
         return np.asarray(self.bbox_max, dtype=float) - np.asarray(self.bbox_min, dtype=float)
 
-    @property
+    @cached_property
     def diagonal(self) -> float:
         return float(np.linalg.norm(self.extents))
 
-    @property
+    @cached_property
     def shape_key(self) -> np.ndarray:
         """(short side, long side, height) of the rest box divided by its diagonal."""
         e = self.extents
         diag = max(float(np.linalg.norm(e)), 1e-12)
         return np.array([min(e[0], e[1]), max(e[0], e[1]), e[2]]) / diag
 
-    @property
+    @cached_property
     def height(self) -> float:
         return float(self.extents[2])
 
-    @property
+    @cached_property
     def motion_key(self) -> tuple[int, float, float]:
         """(moving joints, summed finite ranges of the rotational ones in radians, of the
         prismatic ones over the height): what a turn, a shift and a unit leave of the joints."""
@@ -103,7 +105,7 @@ class ObjectRecord:
                 sliding += span * float(np.linalg.norm(twist[3:]))
         return len(self.joints), turning, sliding / max(self.height, 1e-12)
 
-    @property
+    @cached_property
     def footprint(self) -> float:
         """The horizontal diagonal of the rest box."""
         return float(np.hypot(*self.extents[:2]))

@@ -2,9 +2,10 @@
 
 Trees are built from the joints table as `verify.checks.kinematics.metric_tree` builds them
 from the object model: one edge (parent link, child link) per joint with its world-frame twist
-and limits at rest (split norm, alpha = 1; E^phi at kappa = pi when a joint is unbounded). A is
-first turned by the yaw the shape evidence chose and scaled to B's size (a twist's linear part
-scales with length), so E_tree is zero for the same motion whatever the frame or unit.
+and limits at rest. A is first turned by the yaw the shape evidence chose and scaled to B's
+size, and both are measured with lengths in B's box diagonals (`in_lengths`; split norm, alpha
+= 1; E^phi at kappa = pi when a joint is unbounded), so E_tree is zero for the same motion
+whatever the frame, unit or size.
 
 E_tree splits into the cost of the matched joints and the motion of the unmatched ones
 (E(J, J0) each). The relation of the two objects:
@@ -50,23 +51,36 @@ class MotionEvidence:
     welded_motion: float = 0.0  # own motion of the joints "welded" leaves unassigned
 
 
-def joint_tree(
-    rows, rotation: np.ndarray | None = None, scale: float = 1.0, shift: np.ndarray | None = None
-) -> metric.Tree:
-    """The metric tree of a joints-table slice, turned by `rotation` (3x3), scaled, then moved
-    by `shift` (a point p goes to scale * rotation @ p + shift)."""
+def joint_tree(rows) -> metric.Tree:
+    """The metric tree of a joints-table slice (world-frame twists, metres)."""
     rows = list(rows)
     twist = np.array([r["twist"] for r in rows], dtype=float).reshape(-1, 6)
-    if rotation is not None:
-        twist = np.concatenate([twist[:, :3] @ rotation.T, twist[:, 3:] @ rotation.T], axis=1)
-    twist[:, 3:] *= scale
-    if shift is not None:  # v = -w x q: moving q by t adds t x w
-        twist[:, 3:] += np.cross(shift, twist[:, :3])
     lower = np.array([r["lower"] for r in rows], dtype=float)
     upper = np.array([r["upper"] for r in rows], dtype=float)
     return metric.Tree(
         [(r["parent"], r["child"]) for r in rows], metric.Joints(twist, lower, upper)
     )
+
+
+def in_lengths(
+    tree: metric.Tree,
+    unit: float,
+    rotation: np.ndarray | None = None,
+    scale: float = 1.0,
+    shift: np.ndarray | None = None,
+) -> metric.Tree:
+    """A `joint_tree` turned by `rotation` (3x3), scaled, then moved by `shift` (a point p
+    goes to scale * rotation @ p + shift, in metres), with its lengths then in units of `unit`
+    metres. With B's box diagonal as the unit, E_tree is free of the objects' size: a small
+    part's axis moved (a bottle cap's thread) weighs as much as a large one's."""
+    twist = tree.joints.twist.copy()
+    if rotation is not None:
+        twist = np.concatenate([twist[:, :3] @ rotation.T, twist[:, 3:] @ rotation.T], axis=1)
+    twist[:, 3:] *= scale  # a twist's linear part scales with length
+    if shift is not None:  # v = -w x q: moving q by t adds t x w
+        twist[:, 3:] += np.cross(shift, twist[:, :3])
+    twist[:, 3:] /= unit
+    return tree.with_joints(metric.Joints(twist, tree.joints.lower, tree.joints.upper))
 
 
 def _kappa(a: metric.Tree, b: metric.Tree) -> float | None:
@@ -107,10 +121,10 @@ HEIGHT_TOLERANCE = 0.001
 HORIZONTAL = 1e-6  # |z component| of a horizontal axis
 
 
-def _invariants(rows, scale: float) -> np.ndarray:
-    """Per moving joint, what a turn about z, a shift and a size factor `scale` leave:
-    (prismatic, |z component of the axis|, range of motion, pitch, height of the line of a
-    horizontal rotational axis or NaN), lengths times `scale`."""
+def invariants(rows) -> np.ndarray:
+    """Per moving joint, what a turn about z and a shift leave: (prismatic, |z component of
+    the axis|, range of motion, pitch, height of the line of a horizontal rotational axis or
+    NaN); computed once per object, lengths scaled by `could_agree_any_yaw`."""
     out = []
     for r in rows:
         twist = np.asarray(r["twist"], dtype=float)
@@ -120,25 +134,34 @@ def _invariants(rows, scale: float) -> np.ndarray:
         if turn > 0:
             axis, pitch, per_unit = twist[:3] / turn, float(twist[:3] @ twist[3:]) / turn**2, turn
             if abs(axis[2]) <= HORIZONTAL:  # v = -w x q: w x v / |w|^2 is q's height then
-                height = float(np.cross(twist[:3], twist[3:])[2]) / turn**2 * scale
+                height = float(np.cross(twist[:3], twist[3:])[2]) / turn**2
         else:
             slide = float(np.linalg.norm(twist[3:]))
             if slide == 0:
                 continue  # a fixed joint
-            axis, pitch, per_unit = twist[3:] / slide, 0.0, slide * scale
+            axis, pitch, per_unit = twist[3:] / slide, 0.0, slide
         span = (upper - lower) * per_unit if math.isfinite(upper - lower) else math.inf
-        out.append((float(turn == 0), abs(axis[2]), span, pitch * scale, height))
+        out.append((float(turn == 0), abs(axis[2]), span, pitch, height))
     return np.array(out, dtype=float).reshape(-1, 5)
 
 
-def could_agree_any_yaw(a_rows, b_rows, scale: float, length: float) -> bool:
-    """A cheap necessary test of "same" or "welded" before the yaw is known (A's lengths times
-    `scale` are B's; `length`: the larger box diagonal): every moving joint of the object with
-    fewer has a joint in the other of its kind with the same axis tilt, range of motion and
-    pitch (within INVARIANT_TOLERANCE) and, for a horizontal hinge, at the same height (within
-    HEIGHT_TOLERANCE of `length`), or moves less than INVARIANT_TOLERANCE of the largest
-    range."""
-    ia, ib = _invariants(a_rows, scale), _invariants(b_rows, 1.0)
+def _scaled(inv: np.ndarray, scale: float) -> np.ndarray:
+    """Invariants with their lengths times `scale` (a prismatic joint's range, pitches,
+    heights)."""
+    out = inv.copy()
+    out[:, 2] *= np.where(inv[:, 0] == 1.0, scale, 1.0)
+    out[:, 3:] *= scale
+    return out
+
+
+def could_agree_any_yaw(a_inv, b_inv, scale: float, length: float) -> bool:
+    """A cheap necessary test of "same" or "welded" before the yaw is known, from the objects'
+    `invariants` (A's lengths times `scale` are B's; `length`: the larger box diagonal): every
+    moving joint of the object with fewer has a joint in the other of its kind with the same
+    axis tilt, range of motion and pitch (within INVARIANT_TOLERANCE) and, for a horizontal
+    hinge, at the same height (within HEIGHT_TOLERANCE of `length`), or moves less than
+    INVARIANT_TOLERANCE of the largest range."""
+    ia, ib = _scaled(a_inv, scale), b_inv
     small, big = (ia, ib) if len(ia) <= len(ib) else (ib, ia)
     if len(small) == 0:
         return True

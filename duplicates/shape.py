@@ -25,6 +25,7 @@ in other poses (a door frame turned by the source): POSED_TOLERANCE.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 from collections import OrderedDict
@@ -34,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import trimesh
-from scipy.spatial import cKDTree
+from scipy.spatial import ConvexHull, QhullError, cKDTree
 
 from normalize.convention import link_shapes
 from normalize.meshes import load_mesh
@@ -83,6 +84,10 @@ class Sample:
     #: spreads, whatever its box.
     centroid: np.ndarray
     covariance: np.ndarray
+    #: The surface's vertices as far as its box at any yaw needs them (`outline`), in the
+    #: points' units: its footprint's convex hull (K, 2) and its vertical extent.
+    footprint: np.ndarray
+    tall: float
 
 
 @lru_cache(maxsize=64)
@@ -108,9 +113,9 @@ class Signature:
     vertices: dict[str, int]  # mesh file (relative to the object folder) -> vertex count
 
 
-def _triangles(g: Geometry, folder: Path, pose: np.ndarray, vertices: dict, meshes) -> np.ndarray:
-    """(T, 3, 3) world-frame triangles of one shape; a mesh's vertex count goes to `vertices`.
-    `meshes`: a `MeshCache` or None."""
+def _world_mesh(g: Geometry, folder: Path, pose: np.ndarray, vertices: dict, meshes):
+    """(world-frame vertices (V, 3), faces (T, 3)) of one shape; a mesh's vertex count goes to
+    `vertices`. `meshes`: a `MeshCache` or None."""
     frame = pose @ g.origin
     if g.kind == "mesh":
         loaded = meshes.get(g.filename) if meshes is not None else None
@@ -123,8 +128,7 @@ def _triangles(g: Geometry, folder: Path, pose: np.ndarray, vertices: dict, mesh
         points, faces = loaded[0] * g.scale, loaded[1]
     else:
         points, faces = _primitive(g.kind, g.size)
-    world = points @ frame[:3, :3].T + frame[:3, 3]
-    return world[faces]
+    return points @ frame[:3, :3].T + frame[:3, 3], faces
 
 
 #: Bytes of loaded meshes a stage run keeps (the least recently used go first): unbounded, a
@@ -198,11 +202,21 @@ def signature(
     obj = read_object(urdf)
     poses = obj.link_poses()
     vertices: dict[str, int] = {}
-    parts = [
-        _triangles(g, urdf.parent, poses[link.name], vertices, meshes)
+    meshes_at_rest = [
+        _world_mesh(g, urdf.parent, poses[link.name], vertices, meshes)
         for link in obj.links
         for g in link_shapes(link)
     ]
+    origins = np.array([p[:3, 3] for p in poses.values()], dtype=float)
+    sample = _surface_sample(meshes_at_rest, origins, diagonal, count, seed)
+    return Signature(sample, mesh_uses(obj), vertices)
+
+
+def _surface_sample(meshes_at_rest, origins, diagonal, count, seed) -> Sample:
+    """`count` seeded, area-weighted points on the surface of the world-frame meshes, divided
+    by `diagonal`, with the surface's exact centroid and covariance and its outline (the link
+    `origins` without a surface)."""
+    parts = [world[faces] for world, faces in meshes_at_rest]
     scale = max(diagonal, 1e-12)
     rng = np.random.default_rng(seed)
     if parts:
@@ -211,11 +225,13 @@ def signature(
             np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0]), axis=1
         )
     if not parts or area.sum() <= 0:
-        points = np.array([p[:3, 3] for p in poses.values()], dtype=float)
+        points = origins
         centroid = points.mean(axis=0)
         covariance = np.cov(points.T, bias=True).reshape(3, 3)
+        footprint, tall = outline(points / scale)
         points = points[rng.integers(len(points), size=count)]
     else:
+        footprint, tall = outline(np.concatenate([w for w, _ in meshes_at_rest]) / scale)
         weight = area / area.sum()
         centroid = weight @ tris.mean(axis=1)
         # a triangle's second moment: (sum of v v^T over its corners + s s^T) / 12, s = their sum
@@ -235,8 +251,24 @@ def signature(
     points = points / scale
     # An unbalanced tree builds in half the time and answers the same nearest neighbours.
     tree = cKDTree(points, balanced_tree=False, compact_nodes=False)
-    sample = Sample(points, tree, scale, centroid / scale, covariance / scale**2)
-    return Signature(sample, mesh_uses(obj), vertices)
+    return Sample(points, tree, scale, centroid / scale, covariance / scale**2, footprint, tall)
+
+
+def outline(vertices: np.ndarray) -> tuple[np.ndarray, float]:
+    """(the convex hull of the vertices' footprint on the xy plane, (K, 2); their vertical
+    extent): what the box of the vertices turned by any yaw about z depends on. A footprint
+    without area (all on one line) keeps its extreme points."""
+    vertices = np.asarray(vertices, dtype=float)
+    flat = vertices[:, :2]
+    with contextlib.suppress(QhullError, ValueError):  # fewer than 3 points, or on one line
+        flat = flat[ConvexHull(flat).vertices]
+    return flat, float(np.ptp(vertices[:, 2]))
+
+
+def box_at_yaw(a: Sample, yaw: float, size: float = 1.0) -> np.ndarray:
+    """The extents (3,) of A's box after a turn by `yaw` degrees about z, times `size`."""
+    turned = a.footprint @ yaw_matrix(yaw)[:2, :2].T
+    return np.append(np.ptp(turned, axis=0), a.tall) * size
 
 
 def mesh_uses(obj) -> tuple[tuple[str, float], ...]:

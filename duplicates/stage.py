@@ -32,15 +32,22 @@ naming the canonical id.
 
 from __future__ import annotations
 
-import threading
+import multiprocessing
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+import metric
 from duplicates import keys, motion, shape
 
 HANDLINGS = ("keep", "move_out")
-THREADS = 2  # pairs measured at once (the evidence does not depend on the order)
+PROCESSES = 2  # worker processes measuring pairs (the evidence does not depend on the order)
+PROCESS_PAIRS = 2000  # fewer pairs are measured in the stage's own process: no worker start
+BATCHES_PER_PROCESS = 4  # batches of pair-graph components per worker (they differ in cost)
 MESH_SHARE = keys.MESH_SHARE
 STOCK_VERTICES = 100  # a mesh with fewer vertices (a box, a cylinder) is no evidence of identity
 
@@ -90,33 +97,26 @@ class _Signatures:
     """Each object's shape signature (`shape.signature`), read once and only for objects that
     need it, and dropped once the last of its `pairs` is measured (`done`): a signature is
     about 1.3 MB (its samples and their search tree), and a 20,000-object stage that kept
-    them all ran past 17 GB; safe to share between threads."""
+    them all ran past 17 GB."""
 
     def __init__(self, records: dict[str, keys.ObjectRecord], pairs):
         self.records = records
         self.known: dict[str, shape.Signature] = {}
-        self.lock = threading.Lock()
-        self.pending: dict[str, threading.Lock] = {}
         self.meshes = shape.MeshCache()
         self.left = Counter(object_id for pair in pairs for object_id in pair)
 
     def done(self, pair: tuple[str, str]) -> None:
         """The pair is measured: drop the signatures no other pair needs."""
-        with self.lock:
-            for object_id in pair:
-                self.left[object_id] -= 1
-                if self.left[object_id] <= 0:
-                    self.known.pop(object_id, None)
-                    self.pending.pop(object_id, None)
+        for object_id in pair:
+            self.left[object_id] -= 1
+            if self.left[object_id] <= 0:
+                self.known.pop(object_id, None)
 
     def __getitem__(self, object_id: str) -> shape.Signature:
-        with self.lock:
-            pending = self.pending.setdefault(object_id, threading.Lock())
-        with pending:  # one thread reads an object, the others wait for it
-            if object_id not in self.known:
-                r = self.records[object_id]
-                meshes = self.meshes.of(dict(r.mesh_files))
-                self.known[object_id] = shape.signature(r.urdf, r.diagonal, meshes=meshes)
+        if object_id not in self.known:
+            r = self.records[object_id]
+            meshes = self.meshes.of(dict(r.mesh_files))
+            self.known[object_id] = shape.signature(r.urdf, r.diagonal, meshes=meshes)
         return self.known[object_id]
 
     def stock(self, *object_ids: str) -> set[str]:
@@ -128,6 +128,25 @@ class _Signatures:
                 if count < STOCK_VERTICES and name in digests:
                     out.add(digests[name])
         return out
+
+
+class _Joints:
+    """Each object's joint tree (lengths in metres, as the table holds them) and its
+    `motion.invariants`, built once per object."""
+
+    def __init__(self):
+        self.trees: dict[str, metric.Tree] = {}
+        self.invariants: dict[str, np.ndarray] = {}
+
+    def tree(self, r: keys.ObjectRecord) -> metric.Tree:
+        if r.object_id not in self.trees:
+            self.trees[r.object_id] = motion.joint_tree(r.joints)
+        return self.trees[r.object_id]
+
+    def invariants_of(self, r: keys.ObjectRecord) -> np.ndarray:
+        if r.object_id not in self.invariants:
+            self.invariants[r.object_id] = motion.invariants(r.joints)
+        return self.invariants[r.object_id]
 
 
 def mesh_match(a, b, uses_a, uses_b, common, stock=None) -> float | None:
@@ -164,13 +183,15 @@ def mesh_match(a, b, uses_a, uses_b, common, stock=None) -> float | None:
     return factor if sum(shared.values()) >= MESH_SHARE * smaller else None
 
 
-def _motions(a: keys.ObjectRecord, b: keys.ObjectRecord, ratio: float, yaws, full=True) -> dict:
-    """yaw -> E_tree evidence of A turned by the yaw and scaled by `ratio` against B; without
-    `full`, only for the yaws that pass the cheap necessary test `motion.could_agree`."""
-    tree_b = motion.joint_tree(b.joints)
+def _motions(a, b, joints: _Joints, ratio: float, yaws, full=True) -> dict:
+    """yaw -> E_tree evidence of A turned by the yaw and scaled by `ratio` against B, lengths
+    in B's box diagonals (`motion.in_lengths`); without `full`, only for the yaws that pass
+    the cheap necessary test `motion.could_agree`."""
+    unit = max(b.diagonal, 1e-12)
+    tree_b = motion.in_lengths(joints.tree(b), unit)
     out = {}
     for y in yaws:
-        tree_a = motion.joint_tree(a.joints, shape.yaw_matrix(y), ratio)
+        tree_a = motion.in_lengths(joints.tree(a), unit, shape.yaw_matrix(y), ratio)
         if full or motion.could_agree(tree_a, tree_b):
             out[y] = motion.motion_evidence(tree_a, tree_b)
     return out
@@ -182,16 +203,19 @@ def measure(
     signatures: _Signatures,
     common=frozenset(),
     full: bool = False,
+    joints: _Joints | None = None,
 ):
     """The evidence on one pair and whether it is a duplicate (before overrides). The cheap
-    evidence first: the keys, then E_tree (no file read) at the yaws a cheap test leaves, which
-    decides which yaws are worth a shape distance; files are read (once per object) only for
-    pairs left then. Quarter turns first (`_at_quarter_turns`); when they find no duplicate
-    and the boxes allow a turn by another angle (key "height") but not a quarter turn (no key
-    "extents"; a turn by another angle changes the box, except a round footprint's), any yaw
-    (`_at_any_yaw`). `full`:
-    E_tree at every yaw even when no yaw can agree (an overridden pair's row shows its
-    evidence)."""
+    evidence first: the keys, then the joints' turn-free invariants
+    (`motion.could_agree_any_yaw`) and E_tree (no file read) at the yaws a cheap test leaves,
+    which decides which yaws are worth a shape distance; files are read (once per object) only
+    for pairs left then. Quarter turns when the boxes agree at one (key "extents"; a quarter
+    turn keeps the box); when they find no duplicate and the boxes allow a turn by another
+    angle (key "height") but not a quarter turn, any yaw (`_at_any_yaw`), where the boxes must
+    agree once A is turned (key "turned_extents"). `full`: E_tree at every quarter turn even
+    when no yaw can agree (an overridden pair's row shows its evidence). `joints`: the
+    per-object joint cache of the stage run."""
+    joints = joints or _Joints()
     worth, matched = keys.cheap_match(a, b)
     evidence = PairEvidence(a.object_id, b.object_id, tuple(matched))
     if not worth:
@@ -201,21 +225,21 @@ def measure(
         sig_a, sig_b = signatures[a.object_id], signatures[b.object_id]
         stock = signatures.stock(a.object_id, b.object_id)
         mesh_factor = mesh_match(a, b, sig_a.uses, sig_b.uses, common, stock)
-    found = _at_quarter_turns(a, b, signatures, mesh_factor, evidence, full)
+    found = _at_quarter_turns(a, b, signatures, joints, mesh_factor, evidence, full)
     if found.duplicate or "height" not in matched or "extents" in matched:
         return found  # boxes that agree at a quarter turn were measured at the right yaw
-    turned = _at_any_yaw(a, b, signatures, mesh_factor, evidence)
+    turned = _at_any_yaw(a, b, signatures, joints, mesh_factor, evidence)
     return turned if turned is not None and turned.duplicate else found
 
 
-def _at_quarter_turns(a, b, signatures, mesh_factor, evidence, full) -> PairEvidence:
+def _at_quarter_turns(a, b, signatures, joints, mesh_factor, evidence, full) -> PairEvidence:
     """The evidence at the quarter turns about z (the boxes centred on one axis)."""
     if mesh_factor is not None:  # the same parts: sizes compare through the mesh scales
         sig_a, sig_b = signatures[a.object_id], signatures[b.object_id]
         size = a.diagonal * mesh_factor / max(b.diagonal, 1e-12)
         distances = shape.shape_distances(sig_a.sample, sig_b.sample, size)
         yaw = min(shape.YAWS, key=lambda y: (distances[y], y))
-        kin = _motions(a, b, mesh_factor, [yaw])[yaw]
+        kin = _motions(a, b, joints, mesh_factor, [yaw])[yaw]
         duplicate = distances[yaw] <= shape.POSED_TOLERANCE
         return replace(
             evidence,
@@ -228,9 +252,17 @@ def _at_quarter_turns(a, b, signatures, mesh_factor, evidence, full) -> PairEvid
             decision="duplicate" if duplicate else "distinct",
         )
     ratio = b.diagonal / max(a.diagonal, 1e-12)
+    length = max(a.diagonal * ratio, b.diagonal)
     if keys.unit_factor(ratio) is None:
         return replace(evidence, scale_ratio=ratio)
-    kins = _motions(a, b, ratio, shape.YAWS, full)
+    if not full and (
+        "extents" not in evidence.keys
+        or not motion.could_agree_any_yaw(
+            joints.invariants_of(a), joints.invariants_of(b), ratio, length
+        )
+    ):
+        return replace(evidence, scale_ratio=ratio)
+    kins = _motions(a, b, joints, ratio, shape.YAWS, full)
     agreeing = [y for y in kins if kins[y].relation in ("same", "welded")]
     if not agreeing:
         if not kins:  # no yaw can agree: E_tree not computed
@@ -240,7 +272,7 @@ def _at_quarter_turns(a, b, signatures, mesh_factor, evidence, full) -> PairEvid
     sample_a, sample_b = signatures[a.object_id].sample, signatures[b.object_id].sample
     distances = shape.shape_distances(sample_a, sample_b, yaws=agreeing)
     yaw = min(agreeing, key=lambda y: (distances[y], kins[y].e_tree, y))
-    duplicate = distances[yaw] <= shape.SHAPE_TOLERANCE
+    duplicate = distances[yaw] <= shape.SHAPE_TOLERANCE and "extents" in evidence.keys
     return replace(
         evidence,
         shape_distance=distances[yaw],
@@ -252,15 +284,19 @@ def _at_quarter_turns(a, b, signatures, mesh_factor, evidence, full) -> PairEvid
     )
 
 
-def _at_any_yaw(a, b, signatures, mesh_factor, evidence) -> PairEvidence | None:
+def _at_any_yaw(a, b, signatures, joints, mesh_factor, evidence) -> PairEvidence | None:
     """The evidence at the yaw of any angle that brings A's surface closest to B's
     (`shape.any_yaw_alignment`, surface centroids put together: a turned box is centred
     elsewhere): sizes compare through the mesh scales (the same parts) or the heights; None
     when the joints cannot agree at any yaw (`motion.could_agree_any_yaw`, no file read) or
-    the surfaces do not spread alike (`shape.spreads_agree`)."""
+    the surfaces do not spread alike (`shape.spreads_agree`). Unless both are built of the
+    same mesh files, a duplicate's boxes agree within keys.EXTENT_TOLERANCE once A is turned
+    (`shape.box_at_yaw`), as the boxes of a quarter turn must."""
     ratio = mesh_factor or keys.turned_match(a, b)
     length = max(a.diagonal * ratio, b.diagonal)
-    if mesh_factor is None and not motion.could_agree_any_yaw(a.joints, b.joints, ratio, length):
+    if mesh_factor is None and not motion.could_agree_any_yaw(
+        joints.invariants_of(a), joints.invariants_of(b), ratio, length
+    ):
         return None
     sample_a, sample_b = signatures[a.object_id].sample, signatures[b.object_id].sample
     size = ratio * a.diagonal / max(b.diagonal, 1e-12)  # A's scale-free points in B's units
@@ -268,17 +304,23 @@ def _at_any_yaw(a, b, signatures, mesh_factor, evidence) -> PairEvidence | None:
         return None
     tolerance = shape.SHAPE_TOLERANCE if mesh_factor is None else shape.POSED_TOLERANCE
     found = shape.any_yaw_alignment(sample_a, sample_b, size, enough=tolerance)
-    # E_tree at the surfaces' yaw and shift: exact for one surface turned (its principal axes
-    # and centroid are), and what tells a joint moved against the same surface apart
-    tree_a = motion.joint_tree(
-        a.joints, shape.yaw_matrix(found.yaw), ratio, found.shift * b.diagonal
+    boxes = np.abs(shape.box_at_yaw(sample_a, found.yaw, size) - shape.box_at_yaw(sample_b, 0))
+    matched = evidence.keys + (("turned_extents",) if boxes.max() <= keys.EXTENT_TOLERANCE else ())
+    # E_tree at the surfaces' yaw and shift (in B's box diagonals): exact for one surface
+    # turned (its principal axes and centroid are), and what tells a joint moved against the
+    # same surface apart
+    unit = max(b.diagonal, 1e-12)
+    tree_a = motion.in_lengths(
+        joints.tree(a), unit, shape.yaw_matrix(found.yaw), ratio, found.shift * unit
     )
-    kin = motion.motion_evidence(tree_a, motion.joint_tree(b.joints))
+    kin = motion.motion_evidence(tree_a, motion.in_lengths(joints.tree(b), unit))
     duplicate = found.distance <= tolerance and (
-        mesh_factor is not None or kin.relation in ("same", "welded")
+        mesh_factor is not None
+        or (kin.relation in ("same", "welded") and "turned_extents" in matched)
     )
     return replace(
         evidence,
+        keys=matched,
         shape_distance=found.distance,
         yaw=found.yaw,
         scale_ratio=ratio,
@@ -287,6 +329,55 @@ def _at_any_yaw(a, b, signatures, mesh_factor, evidence) -> PairEvidence | None:
         duplicate=duplicate,
         decision="duplicate" if duplicate else "distinct",
     )
+
+
+def _measure_batch(records, pairs, common, overridden) -> list[PairEvidence]:
+    """The evidence on `pairs` (sorted) of `records`, each object read at most once."""
+    by_id = {r.object_id: r for r in records}
+    signatures, joints = _Signatures(by_id, pairs), _Joints()
+    out = []
+    for pair in pairs:
+        full = frozenset(pair) in overridden
+        out.append(measure(by_id[pair[0]], by_id[pair[1]], signatures, common, full, joints))
+        signatures.done(pair)
+    return out
+
+
+def _batches(pairs: list[tuple[str, str]], count: int) -> list[list[tuple[str, str]]]:
+    """The pairs in at most `count` batches that share no object (whole connected components
+    of the pair graph, the largest first onto the batch with fewest pairs), each sorted."""
+    ids = sorted({i for pair in pairs for i in pair})
+    index = {object_id: k for k, object_id in enumerate(ids)}
+    ends = np.array([(index[a], index[b]) for a, b in pairs], dtype=np.int64).reshape(-1, 2)
+    graph = coo_matrix((np.ones(len(ends)), (ends[:, 0], ends[:, 1])), shape=(len(ids),) * 2)
+    _, label = connected_components(graph, directed=False)
+    components: dict[int, list] = {}
+    for pair, (a, _) in zip(pairs, ends, strict=True):
+        components.setdefault(int(label[a]), []).append(pair)
+    batches: list[list] = [[] for _ in range(count)]
+    for component in sorted(components.values(), key=lambda c: (-len(c), c[0])):
+        min(batches, key=len).extend(component)
+    return [sorted(b) for b in batches if b]
+
+
+def _measure_all(by_id, pairs, common, overridden) -> dict[tuple[str, str], PairEvidence]:
+    """pair -> evidence: in this process below PROCESS_PAIRS pairs, else in PROCESSES worker
+    processes (the evidence is Python-heavy: threads would wait on each other), one batch of
+    whole pair-graph components at a time, so each object is still read once."""
+    if len(pairs) < PROCESS_PAIRS:
+        measured = _measure_batch(list(by_id.values()), pairs, common, overridden)
+        return dict(zip(pairs, measured, strict=True))
+    found: dict[tuple[str, str], PairEvidence] = {}
+    context = multiprocessing.get_context("spawn")  # the build's threads make fork unsafe
+    with ProcessPoolExecutor(max_workers=PROCESSES, mp_context=context) as pool:
+        jobs = []
+        for batch in _batches(pairs, PROCESSES * BATCHES_PER_PROCESS):
+            records = [by_id[i] for i in sorted({i for pair in batch for i in pair})]
+            held = overridden & {frozenset(p) for p in batch}
+            jobs.append((batch, pool.submit(_measure_batch, records, batch, common, held)))
+        for batch, job in jobs:
+            found.update(zip(batch, job.result(), strict=True))
+    return {pair: found[pair] for pair in pairs}
 
 
 # --------------------------------------------------------------------------- clusters
@@ -333,17 +424,7 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
     held = Counter(d for r in records for d in r.mesh_digests)
     common = frozenset(d for d, n in held.items() if n > keys.COMMON_DIGEST)
     ordered = sorted(todo)
-    signatures = _Signatures(by_id, ordered)
-
-    def measured(pair: tuple[str, str]) -> PairEvidence:
-        full = frozenset(pair) in overridden
-        try:
-            return measure(by_id[pair[0]], by_id[pair[1]], signatures, common, full)
-        finally:
-            signatures.done(pair)
-
-    with ThreadPoolExecutor(max_workers=THREADS) as pool:  # sampling and KD-trees leave the GIL
-        evidence = dict(zip(ordered, pool.map(measured, ordered), strict=True))
+    evidence = _measure_all(by_id, ordered, common, overridden)
 
     same = {frozenset(p) for p in settings.same}
     distinct = {frozenset(p) for p in settings.distinct}

@@ -104,6 +104,16 @@ class Tree:
         # An edge pointing towards node 0 has its child side above it, not below.
         return Contracted(moving, u, v, side, EdgeRelation(start, end, toward_root))
 
+    def with_joints(self, joints: Joints) -> Tree:
+        """The same edges carrying `joints` instead (as many: a turned or rescaled copy of the
+        object), without checking the edges again."""
+        if len(joints) != len(self.edges):
+            raise ValueError(f"{len(self.edges)} edges but {len(joints)} joints")
+        out = object.__new__(Tree)
+        out.edges, out.nodes, out.u, out.v = self.edges, self.nodes, self.u, self.v
+        out.joints = joints
+        return out
+
     def reroot(self, base) -> Tree:
         """The same object with `base` (a node id) as its base link: every edge on the path
         from the base outwards is oriented away from it, and an edge that had to be reversed

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schemas
-from duplicates import DuplicateSettings, ObjectRecord, find_duplicates, record_from_rows
+from duplicates import DuplicateSettings, ObjectRecord, find_duplicates, record_from_rows, stage
 from duplicates.keys import candidate_pairs, cheap_match, unit_factor
-from duplicates.motion import could_agree, joint_tree, motion_evidence
+from duplicates.motion import could_agree, in_lengths, joint_tree, motion_evidence
 from duplicates.stage import canonical_rank
 from export.selection import EVAL_SIZE, assign_splits
 from flows.commands import build_command
@@ -218,7 +218,7 @@ def test_e_tree_after_yaw_and_scale_and_for_welded_joints():
     a[0]["twist"][3:] = [v / 10 for v in a[0]["twist"][3:]]
     a[1]["lower"], a[1]["upper"] = 0.0, 0.04
     yaw90 = turn.T
-    same = motion_evidence(joint_tree(a, yaw90, 10.0), joint_tree(b))
+    same = motion_evidence(in_lengths(joint_tree(a), 1.0, yaw90, 10.0), joint_tree(b))
     assert same.relation == "same" and same.e_tree < 1e-12
     welded = motion_evidence(joint_tree(b[:1]), joint_tree(b))
     assert welded.relation == "welded" and welded.e_tree == pytest.approx(0.4)
@@ -232,7 +232,10 @@ def test_e_tree_after_yaw_and_scale_and_for_welded_joints():
     other = _joints([door], [(0, 0.7)], [("base", "l0")])
     assert motion_evidence(joint_tree(other), joint_tree(b)).relation == "changed"
     # the cheap test before E_tree: never false where E_tree says same or welded
-    for x, y in ((joint_tree(a, yaw90, 10.0), joint_tree(b)), (joint_tree(b[:1]), joint_tree(b))):
+    for x, y in (
+        (in_lengths(joint_tree(a), 1.0, yaw90, 10.0), joint_tree(b)),
+        (joint_tree(b[:1]), joint_tree(b)),
+    ):
         assert could_agree(x, y) and could_agree(y, x)
     assert could_agree(joint_tree(hinge[:1]), joint_tree(hinge))
     assert not could_agree(joint_tree(other), joint_tree(b))
@@ -345,8 +348,9 @@ def test_meshes_split_or_merged_otherwise_are_found(twin_library):
     assert checked >= 2
 
 
-def test_clusters_do_not_depend_on_the_order_of_the_objects(twin_library):
-    """The same records in another order give the same clusters, rows and evidence."""
+def test_clusters_do_not_depend_on_the_order_of_the_objects(twin_library, monkeypatch):
+    """The same records in another order, measured in worker processes, give the same
+    clusters, rows and evidence."""
     objects = _table(twin_library / "keep", "objects")
     joints = defaultdict(list)
     for j in _table(twin_library / "keep", "joints"):
@@ -354,8 +358,14 @@ def test_clusters_do_not_depend_on_the_order_of_the_objects(twin_library):
     records = [_record_of(twin_library / "keep", o, joints[o["object_id"]]) for o in objects]
     priority = tuple(sorted({o["source"] for o in objects}))
     first = find_duplicates(records, DuplicateSettings(priority=priority))
+    monkeypatch.setattr(stage, "PROCESS_PAIRS", 1)
+    batches = stage._batches(sorted((e.a, e.b) for e in first.evidence), 8)
+    assert len(batches) > 1, "the pairs split into batches that share no object"
+    for x, y in itertools.combinations(batches, 2):
+        assert not {i for p in x for i in p} & {i for p in y for i in p}
     again = find_duplicates(records[::-1], DuplicateSettings(priority=priority))
     assert first.rows == again.rows and first.cluster_of == again.cluster_of
+    assert first.evidence == again.evidence
     members = defaultdict(set)
     for r in first.rows:
         members[r["cluster_id"]].add(r["object_id"])
@@ -523,11 +533,11 @@ def test_twins_turned_by_any_yaw_are_found_and_near_misses_are_not(tmp_path, mon
 def _sample_of(points: np.ndarray):
     from scipy.spatial import cKDTree
 
-    from duplicates.shape import Sample
+    from duplicates.shape import Sample, outline
 
     centroid = points.mean(axis=0)
     covariance = np.cov((points - centroid).T, bias=True)
-    return Sample(points, cKDTree(points), 1.0, centroid, covariance)
+    return Sample(points, cKDTree(points), 1.0, centroid, covariance, *outline(points))
 
 
 @pytest.mark.parametrize("footprint", [(1.0, 0.5), (1.0, 1.0)])  # principal axes, else the grid
