@@ -81,8 +81,7 @@ class ObjectRecord:
     def shape_key(self) -> np.ndarray:
         """(short side, long side, height) of the rest box divided by its diagonal."""
         e = self.extents
-        diag = max(float(np.linalg.norm(e)), 1e-12)
-        return np.array([min(e[0], e[1]), max(e[0], e[1]), e[2]]) / diag
+        return np.array([min(e[0], e[1]), max(e[0], e[1]), e[2]]) / max(self.diagonal, 1e-12)
 
     @cached_property
     def height(self) -> float:

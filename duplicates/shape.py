@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -137,30 +136,26 @@ MESH_CACHE_BYTES = 256 * 1024**2
 
 
 class _LoadedMeshes:
-    """(vertices, faces) by content digest, at most `limit` bytes; safe to share between
-    threads."""
+    """(vertices, faces) by content digest, at most `limit` bytes."""
 
     def __init__(self, limit: int):
         self.items: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self.nbytes, self.limit = 0, limit
-        self.lock = threading.Lock()
 
     def get(self, digest: str):
-        with self.lock:
-            loaded = self.items.get(digest)
-            if loaded is not None:
-                self.items.move_to_end(digest)
-            return loaded
+        loaded = self.items.get(digest)
+        if loaded is not None:
+            self.items.move_to_end(digest)
+        return loaded
 
     def put(self, digest: str, loaded: tuple[np.ndarray, np.ndarray]) -> None:
-        with self.lock:
-            if digest in self.items:
-                return
-            self.items[digest] = loaded
-            self.nbytes += sum(a.nbytes for a in loaded)
-            while self.nbytes > self.limit and len(self.items) > 1:
-                _, old = self.items.popitem(last=False)
-                self.nbytes -= sum(a.nbytes for a in old)
+        if digest in self.items:
+            return
+        self.items[digest] = loaded
+        self.nbytes += sum(a.nbytes for a in loaded)
+        while self.nbytes > self.limit and len(self.items) > 1:
+            _, old = self.items.popitem(last=False)
+            self.nbytes -= sum(a.nbytes for a in old)
 
 
 class MeshCache:

@@ -201,9 +201,9 @@ def measure(
     a: keys.ObjectRecord,
     b: keys.ObjectRecord,
     signatures: _Signatures,
+    joints: _Joints,
     common=frozenset(),
     full: bool = False,
-    joints: _Joints | None = None,
 ):
     """The evidence on one pair and whether it is a duplicate (before overrides). The cheap
     evidence first: the keys, then the joints' turn-free invariants
@@ -213,9 +213,8 @@ def measure(
     turn keeps the box); when they find no duplicate and the boxes allow a turn by another
     angle (key "height") but not a quarter turn, any yaw (`_at_any_yaw`), where the boxes must
     agree once A is turned (key "turned_extents"). `full`: E_tree at every quarter turn even
-    when no yaw can agree (an overridden pair's row shows its evidence). `joints`: the
-    per-object joint cache of the stage run."""
-    joints = joints or _Joints()
+    when no yaw can agree (an overridden pair's row shows its evidence). `signatures`,
+    `joints`: the stage run's per-object caches."""
     worth, matched = keys.cheap_match(a, b)
     evidence = PairEvidence(a.object_id, b.object_id, tuple(matched))
     if not worth:
@@ -338,7 +337,7 @@ def _measure_batch(records, pairs, common, overridden) -> list[PairEvidence]:
     out = []
     for pair in pairs:
         full = frozenset(pair) in overridden
-        out.append(measure(by_id[pair[0]], by_id[pair[1]], signatures, common, full, joints))
+        out.append(measure(by_id[pair[0]], by_id[pair[1]], signatures, joints, common, full))
         signatures.done(pair)
     return out
 
