@@ -28,8 +28,9 @@ from __future__ import annotations
 import contextlib
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -71,12 +72,12 @@ SPREAD_TOLERANCE = 0.02
 CAP = 0.1
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Sample:
-    """Surface points of one object divided by its box diagonal, and their search tree."""
+    """Surface points of one object divided by its box diagonal, and their search tree, drawn
+    on first use (most objects of candidate pairs are told apart by their spreads or boxes
+    before a distance needs points), with the surface's exact moments and outline."""
 
-    points: np.ndarray  # (SAMPLES, 3)
-    tree: cKDTree
     diagonal: float
     #: The exact area-weighted centroid and covariance of the surface (of the link origins
     #: without shapes), in the points' units: where a turned copy's surface is and how it
@@ -87,6 +88,16 @@ class Sample:
     #: points' units: its footprint's convex hull (K, 2) and its vertical extent.
     footprint: np.ndarray
     tall: float
+    draw: Callable[[], np.ndarray]  # -> the points (SAMPLES, 3), seeded: the same at every call
+
+    @cached_property
+    def points(self) -> np.ndarray:
+        return self.draw()
+
+    @cached_property
+    def tree(self) -> cKDTree:
+        # Unbalanced with leaves of 64 points: built and searched fastest on these samples.
+        return cKDTree(self.points, leafsize=64, balanced_tree=False, compact_nodes=False)
 
 
 @lru_cache(maxsize=64)
@@ -208,23 +219,25 @@ def signature(
 
 
 def _surface_sample(meshes_at_rest, origins, diagonal, count, seed) -> Sample:
-    """`count` seeded, area-weighted points on the surface of the world-frame meshes, divided
-    by `diagonal`, with the surface's exact centroid and covariance and its outline (the link
-    `origins` without a surface)."""
+    """The Sample of the world-frame meshes' surface, divided by `diagonal`: its exact centroid,
+    covariance and outline now, `count` seeded area-weighted points on it when first used (the
+    link `origins` without a surface)."""
     parts = [world[faces] for world, faces in meshes_at_rest]
     scale = max(diagonal, 1e-12)
-    rng = np.random.default_rng(seed)
     if parts:
         tris = np.concatenate(parts)
         area = 0.5 * np.linalg.norm(
             np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0]), axis=1
         )
     if not parts or area.sum() <= 0:
-        points = origins
-        centroid = points.mean(axis=0)
-        covariance = np.cov(points.T, bias=True).reshape(3, 3)
-        footprint, tall = outline(points / scale)
-        points = points[rng.integers(len(points), size=count)]
+        centroid = origins.mean(axis=0)
+        covariance = np.cov(origins.T, bias=True).reshape(3, 3)
+        footprint, tall = outline(origins / scale)
+
+        def draw() -> np.ndarray:
+            rng = np.random.default_rng(seed)
+            return origins[rng.integers(len(origins), size=count)] / scale
+
     else:
         footprint, tall = outline(np.concatenate([w for w, _ in meshes_at_rest]) / scale)
         weight = area / area.sum()
@@ -234,19 +247,20 @@ def _surface_sample(meshes_at_rest, origins, diagonal, count, seed) -> Sample:
         corners = np.einsum("t,tki,tkj->ij", weight, local, local)
         total = local.sum(axis=1)
         covariance = (corners + np.einsum("t,ti,tj->ij", weight, total, total)) / 12
-        chosen = rng.choice(len(tris), size=count, p=area / area.sum())
-        r1, r2 = rng.random(count), rng.random(count)
-        s = np.sqrt(r1)
-        t = tris[chosen]
-        points = (
-            (1 - s)[:, None] * t[:, 0]
-            + (s * (1 - r2))[:, None] * t[:, 1]
-            + (s * r2)[:, None] * t[:, 2]
-        )
-    points = points / scale
-    # An unbalanced tree builds in half the time and answers the same nearest neighbours.
-    tree = cKDTree(points, balanced_tree=False, compact_nodes=False)
-    return Sample(points, tree, scale, centroid / scale, covariance / scale**2, footprint, tall)
+
+        def draw() -> np.ndarray:
+            rng = np.random.default_rng(seed)
+            t = tris[rng.choice(len(tris), size=count, p=weight)]
+            r1, r2 = rng.random(count), rng.random(count)
+            s = np.sqrt(r1)
+            points = (
+                (1 - s)[:, None] * t[:, 0]
+                + (s * (1 - r2))[:, None] * t[:, 1]
+                + (s * r2)[:, None] * t[:, 2]
+            )
+            return points / scale
+
+    return Sample(scale, centroid / scale, covariance / scale**2, footprint, tall, draw)
 
 
 def outline(vertices: np.ndarray) -> tuple[np.ndarray, float]:

@@ -531,13 +531,11 @@ def test_twins_turned_by_any_yaw_are_found_and_near_misses_are_not(tmp_path, mon
 
 
 def _sample_of(points: np.ndarray):
-    from scipy.spatial import cKDTree
-
     from duplicates.shape import Sample, outline
 
     centroid = points.mean(axis=0)
     covariance = np.cov((points - centroid).T, bias=True)
-    return Sample(points, cKDTree(points), 1.0, centroid, covariance, *outline(points))
+    return Sample(1.0, centroid, covariance, *outline(points), draw=lambda: points)
 
 
 @pytest.mark.parametrize("footprint", [(1.0, 0.5), (1.0, 1.0)])  # principal axes, else the grid
