@@ -106,12 +106,15 @@ class Tree:
 
     def with_joints(self, joints: Joints) -> Tree:
         """The same edges carrying `joints` instead (as many: a turned or rescaled copy of the
-        object), without checking the edges again."""
+        object), without checking the edges again; the contraction (`contracted`) is computed
+        once and shared when the same joints are fixed."""
         if len(joints) != len(self.edges):
             raise ValueError(f"{len(self.edges)} edges but {len(joints)} joints")
         out = object.__new__(Tree)
         out.edges, out.nodes, out.u, out.v = self.edges, self.nodes, self.u, self.v
         out.joints = joints
+        if np.array_equal(joints.fixed, self.joints.fixed):  # contracted alike: share it
+            out.__dict__["contracted"] = self.contracted
         return out
 
     def reroot(self, base) -> Tree:
