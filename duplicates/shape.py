@@ -75,7 +75,7 @@ CAP = 0.1
 @dataclass(eq=False)
 class Sample:
     """Surface points of one object divided by its box diagonal, and their search tree, drawn
-    on first use (most objects of candidate pairs are told apart by their spreads or boxes
+    on first use (many objects of candidate pairs are told apart by their spreads or boxes
     before a distance needs points), with the surface's exact moments and outline."""
 
     diagonal: float

@@ -76,6 +76,19 @@ def test_exactly_fixed_edges_are_contracted_and_nothing_else():
     assert contracted.v[0] in (contracted.u[1], contracted.v[1])  # a, b, c merged into one node
 
 
+def test_a_copy_with_other_joints_shares_the_contraction_only_when_the_same_are_fixed():
+    twist = np.array([[0, 0, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0]], dtype=float)
+    tree = metric.Tree(
+        [("base", "a"), ("a", "b"), ("b", "c")],
+        metric.Joints(twist, [0.0, -1.0, 0.0], [1.0, 1.0, 2.0]),
+    )
+    turned = tree.with_joints(metric.Joints(-2.0 * twist, [0.0, -1.0, 0.0], [1.0, 1.0, 2.0]))
+    assert turned.contracted is tree.contracted
+    welded = tree.with_joints(metric.Joints(twist, [0.0, -1.0, 0.0], [1.0, 1.0, 0.0]))
+    assert welded.contracted.moving.tolist() == [0]
+    assert tree.contracted.moving.tolist() == [0, 2]
+
+
 def test_search_is_exact_on_small_trees_against_brute_force():
     rng = np.random.default_rng(1)
     searched = 0
