@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import metric
-from metric.tree_distance import _oriented_problem, _OrientedSearch
+from metric.tree_distance.unrooted import _oriented_problem, _OrientedSearch
 
 ALPHA = metric.split_norm(1.0)
 DISTANCES = (metric.tree_distance, metric.unrooted_tree_distance)
