@@ -1,11 +1,11 @@
-# Two entry points: `make demo` and `make test`. Both create .venv when it is missing.
+# Entry points: `make demo`, `make test` and `make test-fast`. Each creates .venv when it is missing.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 export PREFECT_LOGGING_LEVEL ?= WARNING
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 120
 
-.PHONY: demo test lint clean
+.PHONY: demo test test-fast lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ lint: $(VENV)/.installed-all
 
 test: $(VENV)/.installed-all lint
 	$(BIN)/python -m pytest
+
+# The everyday loop: the unit tests, without the slow builds and the corpus-wide tests.
+test-fast: $(VENV)/.installed-all
+	$(BIN)/python -m pytest -m "not slow and not corpus"
 
 clean:
 	rm -rf $(VENV) release-demo .pytest_cache

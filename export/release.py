@@ -18,9 +18,8 @@ import os
 import shutil
 import socket
 import sys
-import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,20 +152,18 @@ def new_staging(out: Path) -> Path:
     return staging
 
 
-PAUSE_ENV = "ARENA_TEST_PAUSE_AT"
+#: Test-only callback called with the name of each `pause_point` a build reaches; None in use.
+pause_hook: Callable[[str], None] | None = None
 
 
 def pause_point(name: str) -> None:
-    """Test hook of the kill-and-resume tests (tests/test_faults_kill.py): when the environment
-    variable ARENA_TEST_PAUSE_AT names this point, say `arena build: paused at <name>` on stderr
-    and wait there until the process is killed. Points: `discover` (a source's candidates found,
-    none computed), `assemble` (manifests written in the staging folder, the rest of the release
-    not), `publish` (an earlier release being replaced: swapped out but not yet deleted, or moved
-    aside with the new one not yet in its place). Unset in normal use: one dictionary lookup."""
-    if os.environ.get(PAUSE_ENV) == name:
-        print(f"arena build: paused at {name}", file=sys.stderr, flush=True)
-        while True:
-            time.sleep(60)
+    """A named point of a build where a test can hold it (tests/pausing_build.py installs
+    `pause_hook` in the build subprocesses of tests/test_faults_kill.py). Points: `discover` (a
+    source's candidates found, none computed), `assemble` (manifests written in the staging
+    folder, the rest of the release not), `publish` (an earlier release being replaced: swapped
+    out but not yet deleted, or moved aside with the new one not yet in its place)."""
+    if pause_hook is not None:
+        pause_hook(name)
 
 
 _RENAME_EXCHANGE = 2  # renameat2 flag (Linux 3.15+): swap two paths atomically

@@ -118,3 +118,11 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test that reads the shared corpus `corpus`, so that `make test-fast` can leave
+    them out with the slow ones."""
+    for item in items:
+        if "corpus" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.corpus)

@@ -4,9 +4,9 @@ final release equals an uninterrupted build (same content hash), nothing half-wr
 visible at --out (an earlier release stays whole), staging folders of killed builds are removed
 by the next build, and the killed build's worker processes do not linger.
 
-The phase is found from the cache filling up (mid-batches) or the build's test hook
-(`export.release.pause_point`: ARENA_TEST_PAUSE_AT=discover|assemble|publish makes the build
-wait at that point until it is killed)."""
+The phase is found from the cache filling up (mid-batches) or, for discover, assemble and
+publish, by running the build through tests/pausing_build.py, which holds it at that
+`export.release.pause_point` until it is killed."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from samples.generate import generate_library
 pytestmark = pytest.mark.slow
 
 ARENA = Path(sys.executable).parent / "arena"
+PAUSING_BUILD = Path(__file__).with_name("pausing_build.py")
 N_OBJECTS = 200
 
 
@@ -61,12 +62,10 @@ class Build:
     """One `arena build` subprocess, its combined output in a log file."""
 
     def __init__(self, library, out, cache, *, pause=None, runner="local"):
-        env = {k: v for k, v in os.environ.items() if k != release.PAUSE_ENV}
-        if pause:
-            env[release.PAUSE_ENV] = pause
         self.log = out.parent / f"build-{time.monotonic_ns()}.log"
+        launcher = [sys.executable, str(PAUSING_BUILD), pause] if pause else [str(ARENA)]
         command = [
-            str(ARENA),
+            *launcher,
             "build",
             "--sources",
             str(library / "sources.yaml"),
@@ -83,7 +82,7 @@ class Build:
             "--replace",  # the rebuilds below replace the release at --out
         ]
         with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")

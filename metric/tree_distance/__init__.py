@@ -36,11 +36,11 @@ Rooting both trees, realizable matchings are the ancestry-preserving ones, i.e. 
 edit mappings with contraction as node deletion; that problem is NP-hard (Zhang, Statman and
 Shasha 1992), so no per-node-pair assignment DP is exact for it (such a DP computes the
 constrained distance, a restriction). A DP over node pairs that relaxes instead of restricting
-gives a second upper bound on the savings (`bounds._subtree_bound`): much tighter than the assignment
-bound on trees with many equal joints (it is exact on corrupted copies of a keyboard), weaker
-than needed on unrelated random trees. Both searches try it once, after `_CERTIFY_AFTER` nodes;
-the unrooted search also tightens each node with fixed pairs by a one-rooting version of it
-before branching the node (`unrooted._OrientedSearch.rooted_bound`).
+gives a second upper bound on the savings (`bounds._subtree_bound`): much tighter than the
+assignment bound on trees with many equal joints (it is exact on corrupted copies of a
+keyboard), weaker than needed on unrelated random trees. Both searches try it once, after
+`_CERTIFY_AFTER` nodes; the unrooted search also tightens each node with fixed pairs by a
+one-rooting version of it before branching the node (`unrooted._OrientedSearch.rooted_bound`).
 """
 
 from metric.tree_distance.realizability import matching_realizable
