@@ -30,7 +30,7 @@ from normalize.helical import compose_helical
 from normalize.meshes import MESH_DENSITY, geometry_bounds, load_mesh, mass_properties
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
-from normalize.urdf_writer import exact_rpy
+from normalize.urdf_writer import exact_rpy, has_limit_element
 
 CONVENTION_VERSION = "2.0.0"
 ROOT_NAME = "base"
@@ -604,4 +604,24 @@ def canonicalize(
                     element=f"joint {joint.name}",
                 )
             )
+    changes += unspecified_actuation(obj)
     return Canonical(representable(obj), placement, float(scale), changes)
+
+
+def unspecified_actuation(obj: ArticulatedObject) -> list[Change]:
+    """`limits.actuation_unspecified` for each joint whose written `<limit>` gets an effort or a
+    velocity of 0 because the source gives none: the URDF specification requires both on
+    every `<limit>` (a helical joint is written with a prismatic part, which has one)."""
+    changes = []
+    for joint in obj.joints:
+        missing = [name for name in ("effort", "velocity") if getattr(joint, name) is None]
+        if missing and (joint.type == "helical" or has_limit_element(joint)):
+            changes.append(
+                Change(
+                    "limits.actuation_unspecified",
+                    f"the source gives no {' and no '.join(missing)}; written as 0 (not "
+                    "specified), as the URDF specification requires both on every <limit>",
+                    element=f"joint {joint.name}",
+                )
+            )
+    return changes

@@ -48,19 +48,33 @@ def unit_axis(
     """A joint axis read from a file, scaled to unit length: recorded as `axis.normalized` in
     `changes` when its length is off 1 by more than AXIS_UNIT_TOLERANCE; the zero vector raises
     `ZeroAxisError`. `what` names the axis in messages."""
-    norm = float(np.linalg.norm(axis))
-    if norm == 0.0:
+    found = direction(axis)
+    if found is None:
         raise ZeroAxisError(f"{what} is the zero vector", path=path, element=element)
-    if abs(norm - 1.0) <= AXIS_UNIT_TOLERANCE:
+    unit, length = found
+    if abs(length - 1.0) <= AXIS_UNIT_TOLERANCE:
         return axis
     changes.append(
         Change(
             "axis.normalized",
-            f"{what} {axis.tolist()} has length {norm:.12g}; scaled to unit length",
+            f"{what} {axis.tolist()} has length {length:.12g}; scaled to unit length",
             element=element,
         )
     )
-    return axis / norm
+    return unit
+
+
+def direction(vector: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """(unit vector, length) of a finite vector, None for the zero vector. The vector is divided
+    by its largest component first, so that no square overflows (1e300 1e300 0) or underflows
+    (1e-300 0 0); the length itself is inf where it exceeds the float range."""
+    largest = float(np.max(np.abs(vector)))
+    if largest == 0.0:
+        return None
+    scaled = np.asarray(vector, dtype=float) / largest
+    norm = float(np.linalg.norm(scaled))
+    with np.errstate(over="ignore"):
+        return scaled / norm, float(np.float64(largest) * norm)
 
 
 def _array(value, shape, what: str, element: str) -> np.ndarray:

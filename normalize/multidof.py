@@ -32,7 +32,7 @@ import numpy as np
 
 from normalize.changes import Change
 from normalize.errors import AssetError, ZeroAxisError
-from normalize.model import Joint, Link
+from normalize.model import Joint, Link, direction
 
 PARALLEL_TOLERANCE = 1e-9
 _X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
@@ -50,10 +50,10 @@ def _unit(vector, name: str) -> np.ndarray:
     v = np.asarray(vector, dtype=float)
     if v.shape != (3,) or not np.all(np.isfinite(v)):
         raise _unsupported(name, f"axis {np.asarray(vector).tolist()} is not three finite numbers")
-    norm = float(np.linalg.norm(v))
-    if norm == 0.0:
+    found = direction(v)
+    if found is None:
         raise ZeroAxisError("joint axis is the zero vector", element=f"joint {name}")
-    return v / norm
+    return found[0]
 
 
 def _plane_basis(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -293,7 +293,8 @@ class _Reader:
 
     def actuation(self, node, element: str) -> dict[str, float | None]:
         """{'effort', 'velocity'} of `<limit>`: the value when positive, else None (0 or an
-        absent attribute means "not specified")."""
+        absent attribute means "not specified"; a negative value, which the URDF specification
+        does not allow, too, recorded as `limits.actuation_negative`)."""
         limit = _child(node, "limit")
         out: dict[str, float | None] = {"effort": None, "velocity": None}
         for name in out:
@@ -301,6 +302,15 @@ class _Reader:
             if text is not None:
                 value = self.number(text, f"limit {name}", element)
                 out[name] = value if value > 0 else None
+                if value < 0:
+                    self.changes.append(
+                        Change(
+                            "limits.actuation_negative",
+                            f"limit {name} {value!r} is negative (a maximum, so at least 0); "
+                            "treated as not specified",
+                            element=element,
+                        )
+                    )
         return out
 
     def limit_value(self, limit, name: str, element: str, infinite: bool) -> float:

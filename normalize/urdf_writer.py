@@ -10,8 +10,9 @@ bit for bit (see `exact_rpy`), so that `normalize.urdf.read_object` gives back t
 Helical joints are split into a rotational joint, a massless link and a prismatic joint that
 mimics it (`normalize.helical.split_helical`), which yourdfpy, MuJoCo and PyBullet load and
 `read_object` recomposes. Unbounded prismatic joints are written with lower="-inf" upper="inf".
-Every moving joint has `<limit effort="0.0" velocity="0.0">` (0 meaning "not specified"), so
-yourdfpy validates the file. A `<mujoco><compiler .../></mujoco>` element (MuJoCo's URDF
+Every `<limit>` carries `effort` and `velocity`, as the URDF specification requires: the
+source's values, or 0 where it gives none (the convention records that as
+`limits.actuation_unspecified`). A `<mujoco><compiler .../></mujoco>` element (MuJoCo's URDF
 extension, ignored by other parsers) lets MuJoCo load massless intermediate links.
 """
 
@@ -146,6 +147,14 @@ def _link(parent, link: Link) -> None:
         _geometry(node, "collision", g)
 
 
+def has_limit_element(joint: Joint) -> bool:
+    """Is a `<limit>` written for `joint`: always for revolute and prismatic joints (their range),
+    for continuous ones only when the source gave an effort or a velocity."""
+    if joint.type in ("revolute", "prismatic"):
+        return True
+    return joint.type == "continuous" and (joint.effort is not None or joint.velocity is not None)
+
+
 def _joint(parent, joint: Joint) -> None:
     node = etree.SubElement(parent, "joint", name=joint.name, type=joint.type)
     _origin(node, joint.origin)
@@ -154,13 +163,13 @@ def _joint(parent, joint: Joint) -> None:
     if not joint.moving:
         return
     etree.SubElement(node, "axis", xyz=_text(joint.axis))
-    limit = {}
-    if joint.type in ("revolute", "prismatic"):
-        limit = {"lower": _num(joint.lower), "upper": _num(joint.upper)}
-    for name in ("effort", "velocity"):  # the source's values; none is written as none
-        if getattr(joint, name) is not None:
-            limit[name] = _num(getattr(joint, name))
-    if limit:
+    if has_limit_element(joint):
+        limit = {}
+        if joint.type in ("revolute", "prismatic"):
+            limit = {"lower": _num(joint.lower), "upper": _num(joint.upper)}
+        # Both are required on every <limit>: the source's values, else 0 ("not specified").
+        limit["effort"] = _num(joint.effort or 0.0)
+        limit["velocity"] = _num(joint.velocity or 0.0)
         etree.SubElement(node, "limit", **limit)
     if joint.mimic is not None:
         etree.SubElement(

@@ -9,11 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+import yourdfpy
+from lxml import etree
 
 from normalize.run import normalize_candidate
 from normalize.sources import SourceConfig, discover
 from normalize.urdf import read_object
-from verify.loaders import load_in_subprocess
+from verify.loaders import load_in_subprocess, yourdfpy_problems
+from verify.urdf_spec import urdf_spec_problems
 from verify.validate import validate_paths
 
 
@@ -155,3 +158,20 @@ def mass_problems(release: Path) -> list[str]:
                 f"{row['object_id']}: mass {row['mass']} != links' {totals[row['object_id']]}"
             )
     return out
+
+
+def shipped_files(release: Path) -> tuple[list[Path], list[Path]]:
+    rows = pq.read_table(release / "manifest" / "objects.parquet").to_pylist()
+    urdfs = [release / row["urdf_path"] for row in rows]
+    return urdfs, [path.with_name("object.xml") for path in urdfs]
+
+
+def assert_files_meet_their_specifications(release: Path) -> None:
+    urdfs, mjcfs = shipped_files(release)
+    assert urdfs
+    for path in urdfs:
+        urdf = yourdfpy.URDF.load(str(path), load_meshes=False)
+        assert yourdfpy_problems(urdf) == [], path
+        assert urdf_spec_problems(etree.parse(str(path)).getroot()) == [], path
+    compiled = load_in_subprocess("mujoco", mjcfs)
+    assert [r.path for r in compiled if not (r.loaded and r.output == "")] == []

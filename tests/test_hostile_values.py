@@ -5,15 +5,16 @@ and `arena validate` prints names holding rich markup as they are."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from hostile_library import build
+from hostile_library import _SDF_HINGE, _mjcf, _sdf, build
 from test_verify_hostile import TWO_LINKS, joint, robot
 from verify_assets import door_urdf, urdf_source, write
 
 from normalize.errors import AssetError
 from normalize.run import normalize_candidate
-from normalize.sources import SourcesFileError, discover, load_sources
+from normalize.sources import SourceConfig, SourcesFileError, discover, load_sources
 from verify.validate import validate_command
 
 
@@ -87,3 +88,25 @@ def test_the_magnitude_bound_applies_after_the_sources_scale(tmp_path, mass, acc
             normalize_candidate(candidate, tmp_path / "out")
         assert refused.value.code == "parse.out_of_range"
         assert "scale 0.001" in str(refused.value)
+
+
+@pytest.mark.parametrize("fmt", ["urdf", "sdf", "mjcf"])
+@pytest.mark.parametrize("axis", ["1e300 1e300 0", "1e-300 1e-300 0"])
+def test_an_axis_whose_length_overflows_or_underflows_is_normalized_and_recorded(
+    tmp_path, fmt, axis
+):
+    """Its square overflows (or underflows) a float: the direction is still well defined, so the
+    axis is scaled to unit length by its largest component first, never taken for zero."""
+    if fmt == "urdf":
+        files = {"m.urdf": door_urdf().replace('<axis xyz="0 0 1"/>', f'<axis xyz="{axis}"/>')}
+    elif fmt == "sdf":
+        files = {"model.sdf": _sdf(_SDF_HINGE.replace("<xyz>0 0 1</xyz>", f"<xyz>{axis}</xyz>"))}
+    else:
+        files = {"m.xml": _mjcf("").replace('axis="0 0 1"', f'axis="{axis}"')}
+    write(tmp_path / "lib" / "obj", files)
+    source = SourceConfig(name=fmt, format=fmt, path=(tmp_path / "lib").resolve(), license="t")
+    [candidate] = discover(source)
+    result = normalize_candidate(candidate, tmp_path / "out")
+    assert "axis.normalized" in [c.code for c in result.changes]
+    [moving] = [j for j in result.object.joints if j.moving]
+    assert np.allclose(np.abs(moving.axis), [2**-0.5, 2**-0.5, 0.0])

@@ -524,3 +524,22 @@ def test_collision_range_flags_defects_planted_in_a_generated_cabinet(sample_lib
     ]
     assert all("intersects link base (source link body)" in c.message for c in flagged_parts)
     assert "collision.range" in report.review
+
+
+@pytest.mark.parametrize(("multiplier", "review"), [("0", ["structure.mimic_frozen"]), ("1", [])])
+def test_a_mimic_joint_with_multiplier_0_goes_to_review(tmp_path, multiplier, review):
+    """A second door that mimics the first with multiplier 0 can never move: a warning that
+    sends the object to review, naming the joint."""
+    second = (
+        f'<link name="door2">{box((0.02, 0.8, 1.0), (0.0, 0.4, 0.0))}</link>'
+        '<joint name="hinge2" type="revolute"><origin xyz="0.26 -0.4 0"/>'
+        '<parent link="frame"/><child link="door2"/><axis xyz="0 0 -1"/>'
+        '<limit lower="0" upper="1.5" effort="1" velocity="1"/>'
+        f'<mimic joint="hinge" multiplier="{multiplier}" offset="0"/></joint>'
+    )
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf(extra=second)})
+    report = verify_object(result, source, simulator=False)
+    [check] = report.check("structure.mimic_frozen")
+    assert check.passed == (not review) and report.review == review
+    if review:
+        assert check.severity == "warning" and check.element.startswith("joint ")

@@ -3,10 +3,11 @@ loader prints (C-level stdout and stderr included, Python warnings and log recor
 
     results = load_in_subprocess("pybullet", [path, ...])   # [LoadResult(path, loaded, output)]
 
-Loaders: `yourdfpy` (URDF, meshes loaded, `validate()` finding nothing but `effort` and
-`velocity` left unspecified: `yourdfpy_problems`), `mujoco` (`MjModel.from_xml_path`, for
-URDF and MJCF alike) and `pybullet` (`loadURDF` in a DIRECT connection). The child process
-imports the loader first (PyBullet prints its build time on import: not a load warning), then
+Loaders: `yourdfpy` (URDF, meshes loaded, `validate()` finding nothing (`yourdfpy_problems`)
+and the URDF specification's required elements and attributes present: `verify.urdf_spec`),
+`mujoco` (`MjModel.from_xml_path`, for URDF and MJCF alike) and `pybullet` (`loadURDF` in a
+DIRECT connection). The child process imports the loader first (PyBullet prints its build time
+on import: not a load warning), then
 writes a marker before and after each file to one pipe carrying both stdout and stderr; what
 appears between the markers is that file's output. Python warnings are shown every time
 (`simplefilter("always")`), so a repeated warning is not hidden after the first file;
@@ -100,24 +101,23 @@ def _parse(text: str, paths: list[str], returncode: int) -> list[LoadResult]:
 
 #: yourdfpy's validate() wants `effort` and `velocity` on every `<limit>`; the convention omits
 #: them when the source gives none (docs/convention.md), so those two complaints are expected.
-UNSPECIFIED_ACTUATION = ("missing attribute 'effort'", "missing attribute 'velocity'")
-
-
 def yourdfpy_problems(urdf) -> list[str]:
-    """What yourdfpy's `validate()` finds, except the expected unspecified effort/velocity."""
+    """Everything yourdfpy's `validate()` finds in a loaded URDF."""
     urdf.validate()
-    found = [str(e) for e in urdf.errors]
-    return [e for e in found if not any(expected in e for expected in UNSPECIFIED_ACTUATION)]
+    return [str(e) for e in urdf.errors]
 
 
 # --------------------------------------------------------------------------- the child process
 def _loader(name: str):
     if name == "yourdfpy":
         import yourdfpy
+        from lxml import etree
+
+        from verify.urdf_spec import urdf_spec_problems
 
         def load(path: str) -> None:
             urdf = yourdfpy.URDF.load(path, load_meshes=True, build_collision_scene_graph=True)
-            problems = yourdfpy_problems(urdf)
+            problems = yourdfpy_problems(urdf) + urdf_spec_problems(etree.parse(path).getroot())
             if problems:
                 raise ValueError(f"yourdfpy: validate() is False: {'; '.join(problems)}")
 

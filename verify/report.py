@@ -23,6 +23,7 @@ REVIEW_CHECKS = (
     "collision.range",
     "fidelity.",
     "geometry.shape_dropped_share",
+    "structure.mimic_frozen",
 )
 
 

@@ -37,6 +37,7 @@ from normalize.model import (
     Link,
     Mimic,
     SourceInfo,
+    direction,
 )
 from normalize.mujoco_warnings import captured
 from normalize.multidof import decompose_joint
@@ -751,7 +752,7 @@ def compile_mjcf(path: Path, warnings: list[str] | None = None):
     try:
         with captured(mujoco) as caught:
             spec = mujoco.MjSpec.from_file(str(path))
-            model = spec.compile()
+            model = _compile_with_safe_axes(spec)
     except ValueError as exc:
         raise AssetError(
             f"MuJoCo cannot compile the model: {exc}",
@@ -764,13 +765,30 @@ def compile_mjcf(path: Path, warnings: list[str] | None = None):
     return spec, model
 
 
+def _compile_with_safe_axes(spec):
+    """`spec.compile()`, with every joint axis whose squared length would overflow (1e300 1e300
+    0) or underflow in MuJoCo's normalization, which would leave the zero vector, given to it at
+    unit length; the spec keeps the file's values (`_axis_changes` records them)."""
+    scaled = []
+    for joint in spec.joints:
+        found = direction(np.array(joint.axis))
+        if found is not None and not 1e-150 <= found[1] <= 1e150:
+            scaled.append((joint, np.array(joint.axis)))
+            joint.axis = found[0]
+    model = spec.compile()
+    for joint, axis in scaled:
+        joint.axis = axis
+    return model
+
+
 def _axis_changes(spec, joint_names) -> list[Change]:
     """MuJoCo normalizes joint axes silently; record the ones the file gave at another length."""
     mj = _mj()
     no_axis = (mj.mjtJoint.mjJNT_FREE, mj.mjtJoint.mjJNT_BALL)
     changes = []
     for joint in spec.joints:
-        norm = float(np.linalg.norm(joint.axis))
+        found = direction(np.array(joint.axis))
+        norm = 0.0 if found is None else found[1]
         if joint.type in no_axis or abs(norm - 1.0) <= AXIS_UNIT_TOLERANCE:
             continue
         name = joint_names[joint.id]

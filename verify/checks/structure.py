@@ -151,6 +151,14 @@ def run(ctx: Context) -> list[CheckResult]:
         passed_message="no mimic chain loops",
     )
 
+    out += flagged(
+        "structure.mimic_frozen",
+        "warning",
+        [f"joint {j.name}" for j in mimics if j.mimic.multiplier == 0.0],
+        problem="mimics with multiplier 0, so it never moves (held at its offset)",
+        passed_message="every mimic coupling moves its joint (multiplier not 0)",
+    )
+
     moving = len(obj.moving_joints)
     out.append(
         single(
