@@ -42,6 +42,7 @@ import os
 import re
 import threading
 import time
+import urllib.parse
 import uuid
 import warnings
 from collections import OrderedDict
@@ -760,6 +761,71 @@ def _check_gltf_images(data: bytes, path: Path, root: Path | None, element) -> N
                 check_texture(read_mesh_bytes(texture, element, "texture"), texture, element)
 
 
+#: A GLB's BIN chunk may exceed its buffer's byteLength by this much padding (glTF 2.0, GLB).
+GLB_PADDING = 3
+
+
+def _held_bytes(buffer: dict, index: int, data: bytes, path: Path, root: Path | None, element):
+    """How many bytes buffer `index` of a glTF file holds: its GLB BIN chunk, its data URI
+    decoded, or the size of the file its URI names (None when that file does not exist)."""
+    uri = buffer.get("uri")
+    if uri is None:
+        if path.suffix.lower() != ".glb" or index != 0:
+            raise _corrupt(path, f"buffer {index} has no uri and no GLB BIN chunk", element)
+        json_length = int.from_bytes(data[12:16], "little")
+        return int.from_bytes(data[20 + json_length : 24 + json_length], "little")
+    if not isinstance(uri, str):
+        raise _corrupt(path, f"buffer {index} has a uri that is not a string", element)
+    if uri.startswith("data:"):
+        header, _, payload = uri.partition(",")
+        if header.endswith(";base64"):
+            payload = payload.rstrip()
+            return len(payload) * 3 // 4 - (len(payload) - len(payload.rstrip("=")))
+        return len(urllib.parse.unquote_to_bytes(payload))
+    confined_to = root if root is not None and is_inside(path, root) else path.parent
+    target = _confined_file(uri, path.parent, confined_to)
+    return None if target is None else target.stat().st_size
+
+
+def _check_gltf_buffers(data: bytes, path: Path, root: Path | None, element) -> None:
+    """`mesh.corrupt` unless every buffer of a glTF file holds the byteLength it declares (a GLB
+    BIN chunk up to GLB_PADDING bytes more) and every buffer view lies inside its buffer, as
+    the glTF 2.0 specification requires. A buffer file that does not exist is left to the
+    parser's own error."""
+    document = _gltf_json(data, path.suffix.lower())
+    if document is None:
+        return
+    declared = []
+    for index, buffer in enumerate(document.get("buffers") or []):
+        length = buffer.get("byteLength") if isinstance(buffer, dict) else None
+        if not isinstance(length, int) or length < 1:
+            raise _corrupt(path, f"buffer {index} declares no valid byteLength", element)
+        held = _held_bytes(buffer, index, data, path, root, element)
+        padding = GLB_PADDING if buffer.get("uri") is None else 0
+        if held is not None and not length <= held <= length + padding:
+            raise _corrupt(
+                path, f"buffer {index} declares {length} bytes but holds {held}", element
+            )
+        declared.append(length)
+    for index, view in enumerate(document.get("bufferViews") or []):
+        view = view if isinstance(view, dict) else {}
+        buffer, offset, length = (
+            view.get("buffer"),
+            view.get("byteOffset", 0),
+            view.get("byteLength"),
+        )
+        if not (
+            isinstance(buffer, int)
+            and 0 <= buffer < len(declared)
+            and isinstance(offset, int)
+            and isinstance(length, int)
+            and offset >= 0
+            and length >= 1
+            and offset + length <= declared[buffer]
+        ):
+            raise _corrupt(path, f"buffer view {index} does not lie inside its buffer", element)
+
+
 def _obj_arrays(data: bytes) -> list[tuple[np.ndarray, np.ndarray]] | None:
     """(vertices, faces) of each part of an OBJ file with faces, from trimesh's OBJ reader
     without building a scene of it; None when the reader gives something else (a point cloud,
@@ -837,6 +903,7 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
         else:
             check_triangles(data, path, element)
             if path.suffix.lower() in (".glb", ".gltf"):
+                _check_gltf_buffers(data, path, root, element)
                 _check_gltf_images(data, path, root, element)
             try:
                 vertices, faces, notes = _parse(data, path, root, element)
