@@ -38,6 +38,7 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settin
 from prefect.task_runners import ThreadPoolTaskRunner
 
 # isort: on
+from normalize.errors import DISK_FULL_ERRNOS, WriteFailed
 from normalize.sources import SourceConfig
 from pipeline.build import (
     BuildConfig,
@@ -53,7 +54,18 @@ from pipeline.build import (
 from pipeline.chain import BatchSettings
 
 
-@task(name="batch", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
+def _not_a_disk_failure(task, task_run, state) -> bool:
+    """Retry a failed batch, unless the disk written to failed: it would fail again."""
+    return not isinstance(state.result(raise_on_failure=False), WriteFailed)
+
+
+@task(
+    name="batch",
+    retries=2,
+    retry_delay_seconds=1,
+    retry_condition_fn=_not_a_disk_failure,
+    cache_policy=NO_CACHE,
+)
 def batch_task(batch: StartedBatch, settings: BatchSettings) -> list[dict]:
     return batch.outcomes(settings)
 
@@ -128,6 +140,33 @@ def run_logger():
         _RUN_LOG.setLevel(logging.INFO)
         _RUN_LOG.propagate = False
     return PrefectLogAdapter(_RUN_LOG, extra=get_run_logger().extra)
+
+
+class _HandledByTheCommand(logging.Filter):
+    """Drops the ERROR record, traceback included, that Prefect's engine logs for a run ended by
+    a failure of the disk written to: `arena build` says it in one line (exit 4), and the run's
+    state still says it in Prefect."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (
+            isinstance(exc, WriteFailed)
+            or (isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS)
+            or f"exception {WriteFailed.__name__}: " in record.getMessage()  # the final state
+        )
+
+
+@contextlib.contextmanager
+def _quiet_disk_failures():
+    loggers = [logging.getLogger(name) for name in ("prefect.flow_runs", "prefect.task_runs")]
+    quiet = _HandledByTheCommand()
+    for logger in loggers:
+        logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(quiet)
 
 
 class Unwalked:
@@ -262,6 +301,7 @@ def run_flow(
     with (
         _handed_over(staged, prepared, started, failure, finished, progress, dask_address) as work,
         tags(*names),
+        _quiet_disk_failures(),
     ):
         return build(config.version, str(config.out.absolute()), names, work).value
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from duplicates import load_settings as load_duplicate_settings
 from export import release
+from normalize.errors import WriteFailed, write_failure
 from normalize.sources import load_sources, overrides_file
 from pipeline.build import (
     BuildConfig,
@@ -30,6 +31,7 @@ from scoring import score
 RUNNERS = ("process", "dask", "local")
 DEPRECATED_RUNNERS = {"thread": "process"}  # old name -> its name now
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+EXIT_WRITE = 4  # the disk written to failed (full, over quota, read-only, an I/O error)
 EXIT_EXISTS = EXIT_LOCKED  # --out holds a release and --replace was not given
 DEMO_OUT = Path("release-demo")  # --out of the demo build (no --sources)
 
@@ -72,7 +74,9 @@ def build_command(
 ) -> int:
     """`arena build`: exit 0 on success, 1 when the build fails, 2 on a usage error (bad
     sources file, options or --previous; --sources without --out), 3 when another build holds
-    --out or --out already holds a release and `replace` is not set."""
+    --out or --out already holds a release and `replace` is not set, 4 when writing the release
+    or the cache fails (disk full, over quota, read-only, an I/O error): nothing is published
+    and the objects cached so far stay cached."""
     if runner in DEPRECATED_RUNNERS:
         print(
             f"arena build: --runner {runner} is deprecated, use --runner "
@@ -133,12 +137,18 @@ def build_command(
         sources_file=Path(sources),
         duplicates=duplicate_settings,
     )
+    written = (Path(out).absolute().parent, config.cache_dir)
     try:
         result = build_release(config)
     except (release.BuildLocked, release.ReleaseExists) as exc:
         return _fail("build", str(exc), EXIT_LOCKED)
     except (BuildError, release.ReleaseError) as exc:
         return _fail("build", f"FAILED, nothing was published: {exc}", EXIT_FAILED)
+    except (WriteFailed, OSError) as exc:
+        failed = exc if isinstance(exc, WriteFailed) else write_failure(exc, written, out)
+        if failed is None:
+            raise
+        return _fail("build", f"{failed}: nothing published; the cache is intact", EXIT_WRITE)
     print(result.summary())
     return EXIT_OK
 

@@ -6,6 +6,9 @@ are part of the public interface: add new ones, never rename old ones.
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 class AssetError(Exception):
     """An asset cannot enter the suite.
@@ -113,3 +116,50 @@ class MimicLoopError(MimicError):
 
 class InertialError(ModelError):
     code = "model.inertial"
+
+
+#: The errors of the disk being written to, and how a message names them. Only writes raise the
+#: first three; an I/O error counts as a write failure when the file is one being written.
+WRITE_ERRNOS = {
+    errno.ENOSPC: "disk full",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.EIO: "I/O error",
+}
+
+
+#: The errors only a write raises: a failure of the disk wherever it comes from.
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+
+
+class WriteFailed(Exception):
+    """Writing the release, its staging folder or the cache failed because of the disk (full,
+    over quota, read-only, an I/O error). No object is at fault: the build stops and publishes
+    nothing, and no object is recorded as rejected."""
+
+    def __init__(self, reason: str, path: str | None):
+        super().__init__(reason, path)
+        self.reason = reason
+        self.path = path
+
+    def __str__(self) -> str:
+        return f"{self.reason} writing {self.path or 'the release'}"
+
+
+def write_failure(exc: OSError, written: tuple = (), where=None) -> WriteFailed | None:
+    """The WriteFailed an OSError stands for, None when it is not the disk's: ENOSPC, EDQUOT or
+    EROFS, or EIO on a path inside one of the folders being `written`. It names the file of the
+    error, else `where` (what was being written: a write on an open file names none)."""
+    reason = WRITE_ERRNOS.get(exc.errno)
+    if reason is None:
+        return None
+    path = exc.filename if exc.filename is not None else where
+    if exc.errno == errno.EIO:
+        inside = path is not None and any(
+            os.path.abspath(path).startswith(os.path.abspath(root) + os.sep)
+            for root in written
+            if root is not None
+        )
+        if not inside:
+            return None
+    return WriteFailed(reason, None if path is None else os.fsdecode(path))

@@ -26,6 +26,8 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import wait
 
+from normalize.errors import WriteFailed
+
 try:
     import resource
 except ImportError:  # not on Windows: no memory limit there
@@ -209,6 +211,8 @@ def _serve(conn, parent_pid: int) -> None:
             for index in range(len(items)):
                 conn.send(("done", index, next(results)))
             conn.send(("end",))
+        except WriteFailed as exc:  # the build stops: raised again in the supervisor
+            conn.send(("write_failed", exc))
         except Exception:
             conn.send(("error", traceback.format_exc()))
 
@@ -346,6 +350,8 @@ class Supervisor:
                 results.append(message[2])
             elif message[0] == "end":
                 return
+            elif message[0] == "write_failed":
+                raise message[1]
             else:
                 raise WorkerError(message[1])
 

@@ -41,7 +41,7 @@ import previews
 from export import manifests
 from export.digests import canonical_json, sha256_hex
 from normalize import inputs as recorded_inputs
-from normalize.errors import AssetError
+from normalize.errors import AssetError, write_failure
 from normalize.sources import Candidate
 from normalize.workers import (
     OBJECT_MEMORY_ENV,
@@ -428,7 +428,9 @@ def computed_outcome(
 
     Never raises for a bad asset: AssetError and I/O errors become rejections (an I/O error is
     retried once first); an unexpected exception also becomes a rejection with code
-    `internal.error` and `internal_error: True`, and is logged with its traceback.
+    `internal.error` and `internal_error: True`, and is logged with its traceback. A failure of
+    the disk written to (`normalize.errors.write_failure`) is no object's: it raises
+    `WriteFailed`, which stops the build.
     """
     object_dir = settings.staging / "objects" / candidate.object_id
     started = time.perf_counter()
@@ -468,6 +470,10 @@ def computed_outcome(
                 )
                 break
             except OSError as exc:
+                failed = write_failure(exc, (settings.staging, settings.cache_dir), object_dir)
+                if failed is not None:  # the disk's fault, not the object's: the build stops
+                    shutil.rmtree(object_dir, ignore_errors=True)
+                    raise failed from exc
                 if attempt == 1:
                     continue
                 shutil.rmtree(object_dir, ignore_errors=True)
@@ -502,7 +508,13 @@ def computed_outcome(
     if cache is not None and not internal and cacheable:
         t = time.perf_counter()
         identity = _identity(candidate, settings)
-        cache.store(identity, inputs, outcome, object_dir, outcome["files"])
+        try:
+            cache.store(identity, inputs, outcome, object_dir, outcome["files"])
+        except OSError as exc:
+            failed = write_failure(exc, (settings.cache_dir,), settings.cache_dir)
+            if failed is None:
+                raise
+            raise failed from exc
         seconds["cache"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - started
     return {
