@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import schemas
 from export.digests import sha256_file
 from export.manifests import checksum_lines, digest_listing
+from normalize.paths import is_inside
 from previews import PREVIEW_FOLDER
 
 RELEASE_FORMAT = "articulate-arena-release/1"
@@ -236,13 +237,79 @@ def content_hash(digests: Mapping[str, str]) -> str:
 
 def verify_checksums(root: Path) -> list[str]:
     """Files whose content does not match `checksums.sha256` (empty when the release is intact)."""
-    bad = []
-    for line in (root / CHECKSUMS).read_text(encoding="utf-8").splitlines():
-        digest, name = line.split("  ", 1)
-        path = root / name
-        if not path.is_file() or sha256_file(path) != digest:
-            bad.append(name)
-    return bad
+    return [name for name, _ in integrity_problems(root, checksum_listing(root))]
+
+
+class IntegrityError(ReleaseError):
+    """Files a command reads from a release no longer match its `checksums.sha256`."""
+
+
+def checksum_listing(root: Path) -> dict[str, str]:
+    """{relative path: sha256} of a release's `checksums.sha256`; ReleaseError when it cannot be
+    read or a line is not `<sha256>  <path>`."""
+    path = Path(root) / CHECKSUMS
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError) as exc:
+        raise ReleaseError(f"{root} is not a release: cannot read {path}: {exc}") from exc
+    listing = {}
+    for number, line in enumerate(lines, 1):
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64 or not name:
+            raise ReleaseError(f"{path}, line {number}: not '<sha256>  <path>'")
+        listing[name] = digest
+    return listing
+
+
+def integrity_problems(root: Path, expected: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(path, "missing" or "modified") of every file of `expected` (path -> sha256, a part of
+    `checksum_listing(root)`) that is not in the release as its checksum says."""
+    problems = []
+    for name, digest in sorted(expected.items()):
+        path = Path(root) / name
+        if not is_inside(path, root) or not path.is_file():
+            problems.append((name, "missing"))
+        elif sha256_file(path) != digest:
+            problems.append((name, "modified"))
+    return problems
+
+
+def unlisted_files(root: Path, listing: Mapping[str, str]) -> list[str]:
+    """Files in the release folder that `checksums.sha256` does not list (added since)."""
+    found = []
+    for folder, _, files in os.walk(root):
+        relative = os.path.relpath(folder, root)
+        prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
+        found += [
+            prefix + f for f in files if prefix + f not in listing and prefix + f != CHECKSUMS
+        ]
+    return sorted(found)
+
+
+def containing_object(path: Path) -> tuple[Path, str] | None:
+    """(release root, object id) when `path` is an object of a release (its folder
+    `objects/<id>` or a file in it) whose root holds a checksums.sha256; None otherwise."""
+    path = Path(path).absolute()
+    for folder in (path, *path.parents):
+        if folder.parent.name == "objects" and (folder.parent.parent / CHECKSUMS).is_file():
+            return folder.parent.parent, folder.name
+    return None
+
+
+def check_integrity(root: Path, selected, *, accept_modified: bool = False) -> list[str]:
+    """Check the files `selected(name)` picks of a release against `checksums.sha256` before a
+    command reads them: IntegrityError naming them when any is missing or modified, unless
+    `accept_modified`, which returns them as warnings instead."""
+    listing = checksum_listing(root)
+    problems = integrity_problems(root, {n: d for n, d in listing.items() if selected(n)})
+    said = [f"{name} is {what} (it does not match {CHECKSUMS})" for name, what in problems]
+    if said and not accept_modified:
+        shown = "; ".join(said[:5]) + (f"; and {len(said) - 5} more" if len(said) > 5 else "")
+        raise IntegrityError(
+            f"release {root} has been changed since it was built: {shown}. "
+            "Pass --accept-modified to read it anyway"
+        )
+    return said
 
 
 # --------------------------------------------------------------------------- release.json

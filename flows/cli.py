@@ -210,6 +210,11 @@ def build(
     replace: bool = typer.Option(
         False, "--replace", help="Replace the release already at --out (refused otherwise)."
     ),
+    accept_modified: bool = typer.Option(
+        False,
+        "--accept-modified",
+        help="Use a --previous whose files no longer match its checksums.sha256 (with a warning).",
+    ),
 ) -> None:
     """Build a versioned release: ingest, normalize, verify, categorize and export manifests.
 
@@ -217,7 +222,8 @@ def build(
     release already at OUT is replaced only with --replace. The default version is the date
     (2026.08.05), with -2, -3... when the release at OUT, --previous or a release beside OUT
     already has it. Exit codes: 0 built, 1 the build failed, 2 usage error, 3 another build is
-    writing OUT or OUT holds a release and --replace was not given.
+    writing OUT or OUT holds a release and --replace was not given, 4 writing failed (disk
+    full, over quota, read-only): nothing published, the cache kept.
     """
     from flows.commands import build_command
 
@@ -235,8 +241,20 @@ def build(
             no_cache=no_cache,
             overrides=overrides,
             replace=replace,
+            accept_modified=accept_modified,
         )
     )
+
+
+@app.command()
+def check(
+    release: Path = typer.Argument(..., help="Release folder."),
+) -> None:
+    """Check a release against its checksums.sha256: name every file missing, modified or added
+    since it was built. Exit 0 intact, 1 changed, 2 not a release."""
+    from flows.commands import check_command
+
+    raise typer.Exit(check_command(release))
 
 
 @app.command()
@@ -259,6 +277,11 @@ def score(
         "--prefect/--no-prefect",
         help="Run as a Prefect flow (default: only when PREFECT_API_URL names a server).",
     ),
+    accept_modified: bool = typer.Option(
+        False,
+        "--accept-modified",
+        help="Score a release whose files no longer match its checksums.sha256 (with a warning).",
+    ),
 ) -> None:
     """Score predicted articulated objects against a release, Table-4 style.
 
@@ -280,6 +303,7 @@ def score(
             seed=seed,
             workers=workers,
             prefect=prefect,
+            accept_modified=accept_modified,
         )
     )
 
@@ -300,6 +324,11 @@ def distance(
         None, "--joints", help="JSON file with `prediction` and `ground_truth` joint lists instead."
     ),
     json_output: bool = typer.Option(False, "--json", help="Print JSON."),
+    accept_modified: bool = typer.Option(
+        False,
+        "--accept-modified",
+        help="Read an object of a release whose files no longer match its checksums.sha256.",
+    ),
 ) -> None:
     """Distance between two articulated objects (exact E_tree with the matched joints), or E and
     E^phi per pair of two joint lists (--joints, the reference tool's input format)."""
@@ -315,6 +344,7 @@ def distance(
             joints=joints,
             json_output=json_output,
             compact=compact,
+            accept_modified=accept_modified,
         )
     )
 

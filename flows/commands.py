@@ -15,6 +15,7 @@ from pathlib import Path
 from duplicates import load_settings as load_duplicate_settings
 from export import release
 from normalize.errors import WriteFailed, write_failure
+from normalize.files import broken_link
 from normalize.sources import load_sources, overrides_file
 from pipeline.build import (
     BuildConfig,
@@ -71,6 +72,7 @@ def build_command(
     no_cache: bool,
     overrides: Path | None = None,
     replace: bool = False,
+    accept_modified: bool = False,
 ) -> int:
     """`arena build`: exit 0 on success, 1 when the build fails, 2 on a usage error (bad
     sources file, options or --previous; --sources without --out), 3 when another build holds
@@ -96,6 +98,10 @@ def build_command(
         return _fail("build", "--out is required with --sources (the release folder)", EXIT_USAGE)
     out = Path(out if out is not None else DEMO_OUT)
     cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
+    for option, place in (("--out", out), ("--cache-dir", None if no_cache else cache_root)):
+        why = place is not None and broken_link(place)
+        if why:
+            return _fail("build", f"{option} {place} {why}", EXIT_USAGE)
     if sources is None:
         sources = demo_library(cache_root)
     try:
@@ -105,6 +111,11 @@ def build_command(
         duplicate_settings = load_duplicate_settings(sources, overrides, [c.name for c in configs])
         previous_version = None
         if previous is not None:  # found now, not after the whole build
+            read = (release.RELEASE_JSON, "manifest/objects.parquet")
+            for warning in release.check_integrity(
+                previous, lambda name: name in read, accept_modified=accept_modified
+            ):
+                print(f"arena build: warning: --previous {warning}", file=sys.stderr)
             previous_version = release.read_release(previous)["version"]
             release.read_objects(previous)
         check_outputs_apart(configs, Path(out), None if no_cache else cache_root)
@@ -153,6 +164,29 @@ def build_command(
     return EXIT_OK
 
 
+def check_command(root: Path) -> int:
+    """`arena check RELEASE`: exit 0 when every file of the release matches its
+    checksums.sha256, 1 after naming every file that is missing, modified or added since, 2
+    when RELEASE is not a release."""
+    try:
+        listing = release.checksum_listing(root)
+    except release.ReleaseError as exc:
+        return _fail("check", str(exc), EXIT_USAGE)
+    problems = release.integrity_problems(root, listing)
+    problems += [(name, "added") for name in release.unlisted_files(root, listing)]
+    for name, what in problems:
+        print(f"{what}: {name}")
+    if problems:
+        return _fail(
+            "check",
+            f"{root} has changed since it was built: {len(problems)} file(s) differ from "
+            f"{release.CHECKSUMS} ({len(listing)} listed)",
+            EXIT_FAILED,
+        )
+    print(f"arena check: {root} is intact: its {len(listing)} files match {release.CHECKSUMS}")
+    return EXIT_OK
+
+
 def score_command(
     *,
     release: Path,
@@ -165,9 +199,11 @@ def score_command(
     seed: int = 0,
     workers: int = 1,
     prefect: bool | None = None,
+    accept_modified: bool = False,
 ) -> int:
-    """`arena score`: exit 0 when the outputs are written, 2 on unusable inputs. `prefect`:
-    run as a Prefect flow (None: only when PREFECT_API_URL names a server)."""
+    """`arena score`: exit 0 when the outputs are written, 2 on unusable inputs (a release whose
+    files no longer match its checksums.sha256 among them, unless `accept_modified`).
+    `prefect`: run as a Prefect flow (None: only when PREFECT_API_URL names a server)."""
     try:
         predictions = score.parse_predictions(preds)
         score.Settings(
@@ -177,6 +213,8 @@ def score_command(
             raise score.ScoreError(f"{release} is not a release (no manifest/objects.parquet)")
         if workers < 1:
             raise score.ScoreError(f"--workers must be at least 1, got {workers}")
+        for warning in score.checked_release(release, subset, accept_modified):
+            print(f"arena score: warning: {warning}", file=sys.stderr)
     except score.ScoreError as exc:
         return _fail("score", str(exc), EXIT_USAGE)
     options = dict(
@@ -192,5 +230,12 @@ def score_command(
             result = score.score_release(release, predictions, out, **options)
     except score.ScoreError as exc:
         return _fail("score", str(exc), EXIT_FAILED)
+    for method, ids in result.summary["unmatched_predictions"].items():
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        print(
+            f"arena score: warning: --pred {method}: {len(ids)} folder(s) name no object of the "
+            f"release and were not scored: {shown}",
+            file=sys.stderr,
+        )
     print(result.text())
     return EXIT_OK

@@ -10,6 +10,7 @@ on the open descriptor (fstat: the file cannot be swapped in between), and read 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -144,3 +145,19 @@ def read_head(path: str | os.PathLike, n: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def broken_link(path: str | os.PathLike) -> str | None:
+    """Why `path` cannot be followed when a symbolic link on its way leads nowhere: "is a
+    symbolic link loop", or "is a symbolic link to X, which does not exist"; None when it
+    resolves or plainly does not exist. (pathlib's `exists()` says False for both, and its
+    `resolve()` raises RuntimeError for a loop.)"""
+    try:
+        os.stat(path)
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop"
+        if os.path.islink(path):
+            return f"is a symbolic link to {os.readlink(path)!r}, which does not exist"
+        return None

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import schemas
 from normalize.errors import AssetError
+from normalize.files import broken_link
 from normalize.limits import MAX_LINKS
 from normalize.safe_xml import MAX_XML_BYTES
 from normalize.safe_yaml import YamlError, load_yaml
@@ -190,6 +191,11 @@ def load_sources(path: Path) -> list[SourceConfig]:
         seen.add(entry["name"])
         if not math.isfinite(float(entry.get("scale", 1.0))):  # NaN passes the schema's range
             problems.append(f"sources[{index}].scale: must be a finite number")
+        folders = [entry["path"], *entry.get("package_roots", ())]
+        broken = [(f, why) for f in folders if (why := broken_link(base / f))]
+        if broken:
+            problems += [f"sources[{index}]: {base / f} {why}" for f, why in broken]
+            continue
         root = (base / entry["path"]).resolve()
         if not root.is_dir():
             problems.append(f"sources[{index}].path: folder {root} does not exist")

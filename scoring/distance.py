@@ -25,8 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
+from export import release as releases
 from metric import Joints, joint_distance, kinetic_norms, split_norm
 from normalize.errors import AssetError
+from normalize.files import broken_link
 from scoring.compare import match_trees, tie_broken
 from scoring.objects import Kinematics, kinematics, read_any
 
@@ -213,6 +215,26 @@ def distance_text(d: dict) -> str:
     return "\n".join(lines)
 
 
+def _checked_input(name: str, path: Path, accept_modified: bool) -> list[str]:
+    """DistanceError when `path` does not exist (a broken link named as such), or when it is an
+    object of a release whose files no longer match the release's checksums (the warnings when
+    `accept_modified`)."""
+    if not path.exists():
+        raise DistanceError(f"{name} {path} {broken_link(path) or 'does not exist'}")
+    found = releases.containing_object(path)
+    if found is None:
+        return []
+    root, object_id = found
+    try:
+        return releases.check_integrity(
+            root,
+            lambda n: n.startswith(f"objects/{object_id}/"),
+            accept_modified=accept_modified,
+        )
+    except releases.ReleaseError as exc:
+        raise DistanceError(f"{name}: {exc}") from exc
+
+
 def distance_command(
     *,
     a: Path | None,
@@ -223,9 +245,11 @@ def distance_command(
     joints: Path | None = None,
     json_output: bool = False,
     compact: bool = True,
+    accept_modified: bool = False,
 ) -> int:
     """`arena distance`: exit 0 with the result printed, 1 when an object cannot be read or
-    compared, 2 on a usage error."""
+    compared, 2 on a usage error: a missing A or B, or an object of a release whose files no
+    longer match its checksums.sha256 (unless `accept_modified`, which warns)."""
     try:
         if not (math.isfinite(alpha) and alpha > 0 and math.isfinite(kappa) and kappa > 0):
             raise DistanceError("--alpha and --kappa must be finite numbers > 0")
@@ -242,6 +266,10 @@ def distance_command(
             raise DistanceError("give two objects A B, or --joints FILE")
         elif norm not in NORMS:
             raise DistanceError(f"--norm must be one of {', '.join(NORMS)}, not {norm!r}")
+        for name, path in (("A", a), ("B", b), ("--joints", joints)):
+            if path is not None:
+                for warning in _checked_input(name, Path(path), accept_modified):
+                    print(f"arena distance: warning: {warning}", file=sys.stderr)
     except DistanceError as exc:
         print(f"arena distance: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -197,4 +197,18 @@ def report_markdown(summary: dict, metrics) -> str:
     if failures:
         lines += ["", "## Failed outputs", ""]
         lines += _table(["Method", "Code", "Objects"], failures)
+    unmatched = summary["unmatched_predictions"]
+    if unmatched:
+        lines += [
+            "",
+            "## Predictions for objects the release does not have",
+            "",
+            "Not scored: these sub-folders of a prediction folder name no object of the release.",
+            "",
+        ]
+        rows = [
+            [name, str(len(ids)), ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")]
+            for name, ids in unmatched.items()
+        ]
+        lines += _table(["Method", "Folders", "Names"], rows)
     return "\n".join(lines) + "\n"

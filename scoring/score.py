@@ -183,6 +183,52 @@ def ground_truth_index(release: Path, subset: str) -> list[dict]:
     return sorted(rows, key=lambda r: r["object_id"])
 
 
+def release_ids(release: Path) -> set[str]:
+    """Every object id of the release's objects manifest."""
+    import pyarrow.parquet as pq
+
+    path = Path(release) / "manifest" / "objects.parquet"
+    try:
+        return set(pq.read_table(path, columns=["object_id"]).column("object_id").to_pylist())
+    except (OSError, pa.ArrowInvalid, KeyError) as exc:
+        raise ScoreError(f"cannot read {path}: {exc}") from exc
+
+
+def checked_release(release: Path, subset: str, accept_modified: bool = False) -> list[str]:
+    """Check what scoring reads of a release against its checksums.sha256: release.json and the
+    manifests first, then the files of every object of `subset`. Raises ScoreError naming the
+    files that are missing or modified, unless `accept_modified`; then returns them as
+    warnings."""
+    from export import release as releases
+
+    def manifests(name: str) -> bool:
+        return name == releases.RELEASE_JSON or name.startswith("manifest/")
+
+    try:
+        said = releases.check_integrity(release, manifests, accept_modified=accept_modified)
+        ids = {row["object_id"] for row in ground_truth_index(release, subset)}
+        said += releases.check_integrity(
+            release,
+            lambda name: name.startswith("objects/") and name.split("/")[1] in ids,
+            accept_modified=accept_modified,
+        )
+    except releases.ReleaseError as exc:
+        raise ScoreError(str(exc)) from exc
+    return said
+
+
+def unmatched_predictions(release: Path, predictions: Mapping[str, Path]) -> dict[str, list]:
+    """Per method, the sub-folders of its prediction folder that name no object of the release
+    (a typo, or predictions for another release): they are not scored, so they are named."""
+    ids = release_ids(release)
+    unmatched = {}
+    for name, folder in predictions.items():
+        extra = sorted(p.name for p in Path(folder).iterdir() if p.is_dir() and p.name not in ids)
+        if extra:
+            unmatched[name] = extra
+    return unmatched
+
+
 def parse_predictions(specs: Sequence[str]) -> dict[str, Path]:
     """NAME=PATH strings as {name: folder}, in the given order; ScoreError on a malformed spec,
     a repeated name or a folder that does not exist."""
@@ -431,6 +477,7 @@ def build_summary(release: Path, predictions: Mapping[str, Path], rows, settings
         },
         "n_objects": len({r["object_id"] for r in rows}),
         "predictions": {name: str(Path(path).absolute()) for name, path in predictions.items()},
+        "unmatched_predictions": unmatched_predictions(release, predictions),
         **summarize(rows, list(predictions), settings),
     }
 

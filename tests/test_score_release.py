@@ -172,7 +172,11 @@ def test_a_broken_ground_truth_stops_the_run(release, methods, tmp_path):
     runner = CliRunner()
     args = ["score", "--release", str(broken), "--pred", f"copy={methods['copy']}"]
     result = runner.invoke(app, [*args, "--out", str(tmp_path / "o"), "--subset", "all"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # the file no longer matches the release's checksums
+    assert f"{LAPTOP}/object.urdf is modified" in result.output
+    args += ["--accept-modified"]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "o"), "--subset", "all"])
+    assert result.exit_code == 1  # read anyway, it cannot be parsed
     assert LAPTOP in result.output
 
 

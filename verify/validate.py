@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from normalize.errors import AssetError
-from normalize.files import read_head
+from normalize.files import broken_link, read_head
 from normalize.paths import is_inside
 from normalize.sources import Candidate, SourceConfig, discover
 from normalize.workers import (
@@ -206,7 +206,7 @@ def candidates_for(
     for raw in paths:
         path = Path(raw).absolute()
         if not path.exists():
-            raise UsageError(f"{raw}: no such file or folder")
+            raise UsageError(f"{raw}: {broken_link(path) or 'no such file or folder'}")
         folder = path if path.is_dir() else path.parent
         if root is not None and not is_inside(folder, root):
             raise UsageError(f"{raw} is not inside --root {root}")
