@@ -142,24 +142,27 @@ def run_logger():
     return PrefectLogAdapter(_RUN_LOG, extra=get_run_logger().extra)
 
 
-class _HandledByTheCommand(logging.Filter):
-    """Drops the ERROR record, traceback included, that Prefect's engine logs for a run ended by
-    a failure of the disk written to: `arena build` says it in one line (exit 4), and the run's
-    state still says it in Prefect."""
+class _SaidByTheCommand(logging.Filter):
+    """Drops the ERROR records, tracebacks included, that Prefect's engine logs for a run ended
+    by a failure of the disk written to, Ctrl-C or SIGTERM: `arena build` says each in one
+    line (exit 4, 130, 143), and the run's state in Prefect still says what happened."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
+        message = record.getMessage()
         return not (
-            isinstance(exc, WriteFailed)
+            isinstance(exc, (WriteFailed, KeyboardInterrupt))
             or (isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS)
-            or f"exception {WriteFailed.__name__}: " in record.getMessage()  # the final state
+            or f"exception {WriteFailed.__name__}: " in message  # the final state
+            or "Crash detected! Execution was aborted by" in message  # Ctrl-C, SIGTERM
+            or "Task run cancelled by the task runner" in message  # its batches, then
         )
 
 
 @contextlib.contextmanager
-def _quiet_disk_failures():
+def _quiet_what_the_command_says():
     loggers = [logging.getLogger(name) for name in ("prefect.flow_runs", "prefect.task_runs")]
-    quiet = _HandledByTheCommand()
+    quiet = _SaidByTheCommand()
     for logger in loggers:
         logger.addFilter(quiet)
     try:
@@ -301,7 +304,7 @@ def run_flow(
     with (
         _handed_over(staged, prepared, started, failure, finished, progress, dask_address) as work,
         tags(*names),
-        _quiet_disk_failures(),
+        _quiet_what_the_command_says(),
     ):
         return build(config.version, str(config.out.absolute()), names, work).value
 

@@ -5,8 +5,10 @@ flows, print the summary and return the exit code. Prefect is imported only when
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -25,7 +27,7 @@ from pipeline.build import (
     category_overrides_for,
     check_outputs_apart,
 )
-from pipeline.cache import default_cache_dir
+from pipeline.cache import default_cache_dir, entries_since
 from samples.generate import demo_library
 from scoring import score
 
@@ -33,8 +35,29 @@ RUNNERS = ("process", "dask", "local")
 DEPRECATED_RUNNERS = {"thread": "process"}  # old name -> its name now
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 EXIT_WRITE = 4  # the disk written to failed (full, over quota, read-only, an I/O error)
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # 128 + SIGINT, 128 + SIGTERM, as shells report
+
 EXIT_EXISTS = EXIT_LOCKED  # --out holds a release and --replace was not given
 DEMO_OUT = Path("release-demo")  # --out of the demo build (no --sources)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that a build ends as on Ctrl-C: its staging folder
+    and lock removed, its worker processes stopped, what it computed kept in the cache."""
+
+
+@contextlib.contextmanager
+def termination_raises():
+    """Within the block, SIGTERM raises Terminated instead of ending the process at once."""
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _fail(command: str, message: str, code: int) -> int:
@@ -149,8 +172,18 @@ def build_command(
         duplicates=duplicate_settings,
     )
     written = (Path(out).absolute().parent, config.cache_dir)
+    started = time.time()
     try:
-        result = build_release(config)
+        with termination_raises():
+            result = build_release(config)
+    except (KeyboardInterrupt, Terminated) as exc:
+        kept = entries_since(config.cache_dir, started) if config.cache_dir else 0
+        resume = "run the same command again to resume" if kept else "nothing is kept"
+        return _fail(
+            "build",
+            f"interrupted: nothing published, {kept} objects cached; {resume}",
+            EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED,
+        )
     except (release.BuildLocked, release.ReleaseExists) as exc:
         return _fail("build", str(exc), EXIT_LOCKED)
     except (BuildError, release.ReleaseError) as exc:

@@ -134,7 +134,10 @@ def _temporary_server() -> str:
         command = [sys.executable, "-m", "uvicorn", "--app-dir"]
         command += [str(prefect.__module_path__.parent), "--factory", f"{SERVER_MARKER}:create_app"]
         command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "error"]
-        process = subprocess.Popen(command + ["--lifespan", "on"], env=environment)
+        # A session of its own: Ctrl-C in the terminal reaches the build, which stops it
+        process = subprocess.Popen(
+            command + ["--lifespan", "on"], env=environment, start_new_session=True
+        )
         stop_with_this_process(process.pid, SERVER_MARKER)
         atexit.register(_stop, process)
         return process, f"http://127.0.0.1:{port}"
@@ -268,4 +271,5 @@ def stop_with_this_process(pid: int, marker: str) -> None:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # Ctrl-C in the terminal must not end the watchdog
     )

@@ -197,7 +197,10 @@ RENDER_THREADS = ("LP_NUM_THREADS", "0")
 
 
 def _serve(conn, parent_pid: int) -> None:
-    """A worker process: run batches sent over `conn`, one result message per item."""
+    """A worker process: run batches sent over `conn`, one result message per item. Ctrl-C in a
+    terminal reaches every process of its group: the build that started the worker decides
+    what an interrupt means and stops it, so the worker itself ignores SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault(*RENDER_THREADS)
     exit_with_parent(parent_pid)
     while True:

@@ -226,6 +226,18 @@ def safe_name(name: object) -> bool:
     return not name.startswith("/") and all(p not in ("", ".", "..") for p in parts)
 
 
+def entries_since(root: Path, since: float) -> int:
+    """How many outcomes the cache under `root` stored at or after `since` (time.time()): what
+    an interrupted build leaves for the next one to reuse."""
+    entries = Path(root) / f"v{FORMAT}" / "entries"
+    count = 0
+    with contextlib.suppress(OSError):
+        for prefix in os.scandir(entries):
+            with contextlib.suppress(OSError):
+                count += sum(1 for e in os.scandir(prefix.path) if e.stat().st_mtime >= since)
+    return count
+
+
 class ObjectCache:
     """Per-object results under `root`. Safe for concurrent builds sharing one root."""
 

@@ -81,8 +81,10 @@ class Build:
             "kill",
             "--replace",  # the rebuilds below replace the release at --out
         ]
-        with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        with open(self.log, "wb") as log:  # a session of its own, as a terminal gives it
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -108,6 +110,14 @@ class Build:
         self.process.wait()
         _, alive = psutil.wait_procs(descendants, timeout=20)
         assert alive == [], f"processes left behind by the killed build: {alive}"
+
+    def interrupt(self, sig: int) -> None:
+        """Ctrl-C as a terminal sends it (SIGINT to every process of the group), or SIGTERM to
+        the build alone (as a service manager or `kill` does)."""
+        if sig == signal.SIGINT:
+            os.killpg(self.process.pid, sig)
+        else:
+            os.kill(self.process.pid, sig)
 
     def finish(self, timeout: float = 300.0) -> str:
         assert self.process.wait(timeout) == 0, self.output()
@@ -198,3 +208,39 @@ def test_killed_prefect_build_resumes(library, reference, tmp_path):
     assert reused(output) == stored
     assert content_hash(out) == reference
     assert siblings(out) == []
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "runner"),
+    [
+        (signal.SIGINT, 130, "process"),
+        (signal.SIGTERM, 143, "process"),
+        (signal.SIGINT, 130, "local"),
+    ],
+)
+def test_an_interrupted_build_says_so_in_one_line_and_leaves_nothing_beside_out(
+    library, reference, tmp_path, sig, code, runner
+):
+    out, cache = tmp_path / "release", tmp_path / "cache"
+    Build(library, out, tmp_path / "earlier", runner="local").finish()
+    earlier = (out / "release.json").read_bytes()
+
+    build = Build(library, out, cache, runner=runner)  # --replace: the earlier release stays
+    build.wait_for(lambda: entries(cache) >= 20)
+    build.interrupt(sig)
+    assert build.process.wait(60) == code
+    output = build.output()
+    last = output.splitlines()[-1]
+    said = re.fullmatch(
+        r"arena build: interrupted: nothing published, (\d+) objects cached; "
+        r"run the same command again to resume",
+        last,
+    )
+    assert said and int(said.group(1)) >= 20, output
+    assert "Traceback" not in output and "ERROR" not in output, output
+    assert siblings(out) == [], "no staging folder and no lock left beside --out"
+    assert (out / "release.json").read_bytes() == earlier
+
+    resumed = Build(library, out, cache, runner=runner).finish()
+    assert reused(resumed) >= 20
+    assert content_hash(out) == reference
