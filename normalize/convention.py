@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from normalize.changes import Change
+from normalize.changes import SHAPE_DROPPED, Change
 from normalize.helical import compose_helical
 from normalize.meshes import MESH_DENSITY, geometry_bounds, load_mesh, mass_properties
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic
@@ -516,6 +516,28 @@ class Canonical:
     changes: list[Change]
 
 
+def drop_zero_size_primitives(obj: ArticulatedObject) -> tuple[ArticulatedObject, list[Change]]:
+    """Primitives with a size of 0 or less (a sphere of radius 0, a box with a flat side): no
+    simulator can hold them (MuJoCo refuses a size that is not positive), so each is dropped
+    and recorded as `geometry.shape_dropped`."""
+    changes, links = [], []
+    for link in obj.links:
+        kept = {}
+        for role in ("visuals", "collisions"):
+            shapes = getattr(link, role)
+            flat = [g for g in shapes if g.kind != "mesh" and (not g.size or min(g.size) <= 0.0)]
+            for g in flat:
+                size = " x ".join(f"{v:g}" for v in g.size) or "none"
+                message = f"{role[:-1]} {g.kind} of size {size} dropped: a primitive needs every "
+                changes.append(
+                    Change(SHAPE_DROPPED, message + "size positive", f"link {link.name}")
+                )
+            if flat:
+                kept[role] = tuple(g for g in shapes if not any(g is f for f in flat))
+        links.append(replace(link, **kept) if kept else link)
+    return (obj.replace(links=tuple(links)) if changes else obj), changes
+
+
 def check_meshes(obj: ArticulatedObject, root: Path | None) -> list[Change]:
     """Load every mesh the object uses (raises `mesh.missing` / `mesh.corrupt`); returns what
     reading them changed or noted (`mesh.unit_scaled`, `texture.missing`, ...), once per file."""
@@ -539,7 +561,8 @@ def canonicalize(
 ) -> Canonical:
     """Apply the representation rules of the convention to `reference` (see module docstring).
     `root` confines the resources meshes may load (GLTF buffers)."""
-    changes = check_meshes(reference, root)
+    reference, changes = drop_zero_size_primitives(reference)
+    changes += check_meshes(reference, root)
     if up_axis != "z":
         changes.append(
             Change(

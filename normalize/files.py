@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -161,3 +162,20 @@ def broken_link(path: str | os.PathLike) -> str | None:
         if os.path.islink(path):
             return f"is a symbolic link to {os.readlink(path)!r}, which does not exist"
         return None
+
+
+SNIFF_BYTES = 4096
+_COMMENT = re.compile(rb"<!--.*?(-->|$)", re.S)
+_TAG = re.compile(rb"<([?!]?)([A-Za-z_][\w.:-]*)")
+
+
+def xml_root(path: str | os.PathLike) -> str | None:
+    """The name of the first element of an XML file (read from its first few KiB, never by a
+    blocking open), without a namespace prefix; None when there is none."""
+    head = read_head(path, SNIFF_BYTES)
+    if head is None:
+        return None
+    for match in _TAG.finditer(_COMMENT.sub(b"", head)):
+        if not match.group(1):
+            return match.group(2).decode("ascii", "replace").split(":")[-1]
+    return None

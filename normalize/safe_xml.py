@@ -22,7 +22,7 @@ _ENCODING_DECLARATION = re.compile(rb"<\?xml[^>]*encoding=")
 _VERSION_DECLARATION = re.compile(rb"^(\s*<\?xml\s+version\s*=\s*)([\"'])([^\"']*)\2")
 
 
-def _parser() -> etree.XMLParser:
+def _parser(recover: bool = False) -> etree.XMLParser:
     return etree.XMLParser(
         resolve_entities=False,
         no_network=True,
@@ -31,7 +31,17 @@ def _parser() -> etree.XMLParser:
         huge_tree=False,
         remove_comments=True,
         remove_pis=True,
+        recover=recover,
     )
+
+
+def _undeclared_prefixes(exc: etree.XMLSyntaxError) -> list[str] | None:
+    """The messages of a parse that failed only for namespace prefixes used without their
+    `xmlns:` declaration (`<drake:foo>`), None when anything else failed too."""
+    errors = list(exc.error_log)
+    if not errors or any(e.type_name != "NS_ERR_UNDEFINED_NAMESPACE" for e in errors):
+        return None
+    return sorted({e.message for e in errors})
 
 
 def read_limited(path: Path, max_bytes: int = MAX_XML_BYTES) -> bytes:
@@ -104,11 +114,21 @@ def parse_xml_bytes(
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
-        message = str(exc)
-        code = "xml.truncated" if _fails_at_end(data, exc) else "xml.malformed"
-        raise AssetError(
-            f"XML is not well-formed: {message}", code=code, stage="parse", path=path
-        ) from exc
+        undeclared = _undeclared_prefixes(exc)
+        if undeclared is None:
+            raise _malformed(data, exc, path) from exc
+        # As Drake and libsdformat read such files: the elements keep their prefixed names,
+        # which no reader here knows, so they are ignored like any unknown element.
+        root = etree.fromstring(data, _parser(recover=True))
+        if changes is not None:
+            changes.append(
+                Change(
+                    "xml.undeclared_prefix",
+                    "namespace prefixes used without their xmlns declaration, read as plain "
+                    f"names: {'; '.join(undeclared)}",
+                    element=f"file {Path(path).name}",
+                )
+            )
     except ValueError as exc:
         raise AssetError(
             f"XML cannot be parsed: {exc}", code="xml.malformed", stage="parse", path=path
@@ -116,6 +136,12 @@ def parse_xml_bytes(
     if root is None:
         raise AssetError("file holds no XML element", code="xml.empty", stage="parse", path=path)
     return root
+
+
+def _malformed(data: bytes, exc: etree.XMLSyntaxError, path: str) -> AssetError:
+    message = str(exc)
+    code = "xml.truncated" if _fails_at_end(data, exc) else "xml.malformed"
+    return AssetError(f"XML is not well-formed: {message}", code=code, stage="parse", path=path)
 
 
 def _fails_at_end(data: bytes, exc: etree.XMLSyntaxError) -> bool:

@@ -318,3 +318,40 @@ def test_reversed_limits_swapped_only_with_an_allowance(tmp_path):
     result = normalize(tmp_path, text, allowances=(allowance,))
     assert "limits.swapped" in codes(result)
     assert CONVENTION_VERSION
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ['<sphere radius="0"/>', '<box size="0 0.2 0.2"/>', '<cylinder radius="0.1" length="0"/>'],
+)
+def test_a_zero_size_primitive_is_dropped_and_recorded(tmp_path, shape):
+    """MuJoCo refuses a primitive whose size is not positive (it crashed the MJCF writer): it
+    is dropped, recorded as geometry.shape_dropped, and the object ships."""
+    geometry = f"<geometry>{shape}</geometry>"
+    text = f"""<robot name="r">
+      <link name="a"><visual><geometry><box size="0.2 0.2 0.2"/></geometry></visual></link>
+      <link name="b"><visual>{geometry}</visual><collision>{geometry}</collision>
+        <visual><geometry><box size="0.1 0.1 0.1"/></geometry></visual></link>
+      <joint name="j" type="revolute"><parent link="a"/><child link="b"/>
+        <origin xyz="0 0 0.3"/><axis xyz="0 0 1"/>
+        <limit lower="0" upper="1" effort="1" velocity="1"/></joint>
+    </robot>"""
+    result = normalize(tmp_path, text)
+    assert codes(result).count("geometry.shape_dropped") == 2
+    moving = result.object.links[1]
+    assert len(moving.visuals) == 1 and moving.collisions == ()
+    assert (result.urdf_path.parent / "object.xml").is_file()
+
+
+def test_an_undeclared_drake_prefix_is_read_as_drake_reads_it(tmp_path):
+    """A `<drake:joint>` in a file without xmlns:drake: Drake loads it, so it is read (here a
+    planar joint, decomposed as with the declaration) and the reading recorded."""
+    text = """<robot name="r">
+      <link name="a"><visual><geometry><box size="0.2 0.2 0.2"/></geometry></visual></link>
+      <link name="b"><visual><geometry><box size="0.1 0.1 0.1"/></geometry></visual></link>
+      <drake:joint name="slide" type="planar"><parent link="a"/><child link="b"/>
+        <origin xyz="0 0 0.3"/><axis xyz="0 0 1"/></drake:joint>
+    </robot>"""
+    result = normalize(tmp_path, text)
+    assert "xml.undeclared_prefix" in codes(result)
+    assert len([j for j in result.object.joints if j.moving]) == 3  # x, y and the turn

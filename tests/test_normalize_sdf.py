@@ -455,3 +455,32 @@ def test_hostile_files_are_refused_with_their_own_code(tmp_path, files, entry, c
     error = refused(root, Path(entry).relative_to(root.relative_to(tmp_path)).as_posix())
     assert error.code == code, error
     assert error.path
+
+
+@pytest.mark.parametrize(
+    ("limit", "expected"),
+    [
+        ("<effort>12.5</effort><velocity>3</velocity>", (12.5, 3.0)),
+        ("<effort>-1</effort><velocity>-1</velocity>", (None, None)),  # SDFormat: no limit
+        ("", (None, None)),
+    ],
+)
+def test_limit_effort_and_velocity_are_carried(tmp_path, limit, expected):
+    bounds = f"<lower>-1</lower><upper>1</upper>{limit}"
+    body = link("a") + link("b", "0 0 1 0 0 0") + joint("j", "revolute", "a", "b", limit=bounds)
+    write(tmp_path, {"m.sdf": sdf(body)})
+    [moving] = [j for j in load(tmp_path, "m.sdf").joints if j.moving]
+    assert (moving.effort, moving.velocity) == expected
+
+
+def test_an_undeclared_namespace_prefix_is_read_as_sdformat_does(tmp_path):
+    """`<drake:...>` without xmlns:drake: libsdformat and Drake load the file; it is read, the
+    prefixed elements ignored like any unknown element, and the reading recorded."""
+    body = link("a") + link("b", "0 0 1 0 0 0") + '<drake:proximity_properties scale="2"/>'
+    body += joint("j", "revolute", "a", "b", limit="<lower>-1</lower><upper>1</upper>")
+    write(tmp_path, {"m.sdf": sdf(body)})
+    obj = load(tmp_path, "m.sdf")
+    assert [j.name for j in obj.joints if j.moving] == ["j"]
+    assert "xml.undeclared_prefix" in [c.code for c in obj.source.extra["changes"]]
+    write(tmp_path, {"bad.sdf": sdf(body).replace("</model>", "</modle>")})
+    assert refused(tmp_path, "bad.sdf").code == "xml.malformed"  # not every error is recovered

@@ -7,8 +7,10 @@ import os
 
 import numpy as np
 import pytest
+from verify_assets import urdf_source, write
 
 from normalize.errors import AssetError
+from normalize.sources import discover
 from normalize.urdf import read_urdf
 
 BOX_OBJ = """v 0 0 0
@@ -354,3 +356,22 @@ def test_entries_leaving_the_root_or_not_files_are_candidates_refused_on_load(tm
         with pytest.raises(AssetError) as info:
             adapter.load(candidates[source_id])
         assert info.value.code == code
+
+
+def test_a_urdf_named_xml_is_discovered_by_its_root_element(tmp_path):
+    """The suffix does not decide: an .xml whose root element is <robot> is a URDF entry of a
+    `format: urdf` source (also when `include:` names it); other .xml files are not."""
+    robot = '<robot name="r"><link name="a"/></robot>'
+    root = write(
+        tmp_path / "lib",
+        {
+            "arm/arm.xml": robot,
+            "arm/package.xml": "<package><name>arm</name></package>",
+            "plain/plain.urdf": robot,
+            "scene.xml": '<mujoco model="m"/>',
+        },
+    )
+    found = {c.source_id for c in discover(urdf_source(root))}
+    assert found == {"arm/arm", "plain/plain"}
+    only = {c.source_id for c in discover(urdf_source(root, include=("arm/*",)))}
+    assert only == {"arm/arm"}

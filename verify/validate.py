@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from normalize.errors import AssetError
-from normalize.files import broken_link, read_head
+from normalize.files import broken_link, xml_root
 from normalize.paths import is_inside
 from normalize.sources import Candidate, SourceConfig, discover
 from normalize.workers import (
@@ -63,9 +63,6 @@ PACKAGE_MARKERS = ("package.xml", "model.config")
 PARTNET_ENTRY = "mobility.urdf"
 ENTRY_SUFFIXES = (".urdf", ".sdf", ".world", ".xml")
 LICENSE = "unknown (validated with arena validate)"
-SNIFF_BYTES = 4096
-_COMMENT = re.compile(rb"<!--.*?(-->|$)", re.S)
-_TAG = re.compile(rb"<([?!]?)([A-Za-z_][\w.:-]*)")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -74,17 +71,6 @@ class UsageError(ValueError):
 
 
 # --------------------------------------------------------------------------- finding objects
-def xml_root(path: Path) -> str | None:
-    """The name of the first element of an XML file (read from its first few KiB), or None."""
-    head = read_head(path, SNIFF_BYTES)  # never a blocking open of a FIFO
-    if head is None:
-        return None
-    for match in _TAG.finditer(_COMMENT.sub(b"", head)):
-        if not match.group(1):
-            return match.group(2).decode("ascii", "replace").split(":")[-1]
-    return None
-
-
 def file_format(path: Path) -> str | None:
     """The format of an entry file by suffix (and root element for .xml), or None."""
     suffix = path.suffix.lower()

@@ -579,6 +579,19 @@ class _SdfReader:
             return self.frame_name(spec.scope, expressed, element, spec.file)
         return None
 
+    def actuation(self, axis_node, element: str, file) -> dict[str, float | None]:
+        """{'effort', 'velocity'} of the axis's `<limit>`: the value when positive, else None.
+        SDFormat's default -1 means "no limit", which the model holds as None; an infinite
+        value is no limit either."""
+        limit = None if axis_node is None else _child(axis_node, "limit")
+        out: dict[str, float | None] = {"effort": None, "velocity": None}
+        for key in out:
+            text = None if limit is None else _text(limit, key)
+            if text is not None:
+                value = self.number(text, f"limit {key}", element, file)
+                out[key] = value if 0 < value < math.inf else None
+        return out
+
     def bound(self, text, key, element, file) -> float | None:
         if text is None:
             return None
@@ -684,7 +697,15 @@ class _SdfReader:
                 )
             elif kind == "screw":
                 kind, pitch = "helical", self.screw_pitch(spec, element)
-            joint = Joint(type=kind, axis=axis, lower=lower, upper=upper, pitch=pitch, **common)
+            joint = Joint(
+                type=kind,
+                axis=axis,
+                lower=lower,
+                upper=upper,
+                pitch=pitch,
+                **self.actuation(axis_node, element, spec.file),
+                **common,
+            )
             return [], [joint], _child(axis_node, "mimic")
         if kind in ("universal", "revolute2"):
             first, first_bounds, _ = self.axis(spec, "axis", element)

@@ -1,7 +1,8 @@
 """Adapter for plain URDF libraries (format `urdf`).
 
-Discovery: every file matching the source's `entry` glob (default `**/*.urdf`) below the root
-and selected by include/exclude is one candidate; its source_id is the path relative to the
+Discovery: every file matching the source's `entry` glob (default `**/*.urdf`, and `**/*.xml`
+files whose root element is `<robot>`) below the root and selected by include/exclude is one
+candidate; its source_id is the path relative to the
 root without the suffix (a folder with three URDF variants gives three objects).
 Loading: `normalize.urdf.read_urdf` confined to the source root, `package://` resolved against
 the configured package roots and by walking up to the root. The fixes made while reading are
@@ -14,12 +15,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from normalize.adapters.registry import register
+from normalize.files import xml_root
 from normalize.model import ArticulatedObject, SourceInfo
-from normalize.paths import confine
+from normalize.paths import confine, is_inside
 from normalize.sources import Candidate, SourceConfig, discover_entries
 from normalize.urdf import read_urdf
 
 DEFAULT_ENTRY = "**/*.urdf"
+XML_ENTRY = "**/*.xml"  # taken when the file's root element is <robot>
 
 
 def load_urdf_candidate(candidate: Candidate, entry: Path, labels: dict) -> ArticulatedObject:
@@ -56,6 +59,10 @@ class UrdfAdapter:
 
     def discover(self, source: SourceConfig) -> list[Candidate]:
         paths, refused = discover_entries(source, DEFAULT_ENTRY)
+        if source.entry is None:  # a URDF may be named .xml: its root element says so
+            named_xml, _ = discover_entries(source, XML_ENTRY)
+            inside = [p for p in named_xml if is_inside(p, source.path)]  # nothing else is read
+            paths += [p for p in inside if xml_root(p) == "robot"]
         return refused + [
             Candidate(source, path.relative_to(source.path).with_suffix("").as_posix(), path)
             for path in paths
