@@ -15,6 +15,7 @@ import schemas
 from normalize.errors import AssetError
 from normalize.files import broken_link
 from normalize.limits import MAX_LINKS
+from normalize.paths import is_inside
 from normalize.safe_xml import MAX_XML_BYTES
 from normalize.safe_yaml import YamlError, load_yaml
 
@@ -130,6 +131,9 @@ class Candidate:
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 ID_SEPARATOR = "__"
 _HASH_SUFFIX = re.compile(r"-[0-9a-f]{8}$")
+#: An object id names a folder: file systems allow 255 bytes a name, so a longer id is cut to
+#: this length, its last 9 characters the hash suffix (ids are ASCII)
+MAX_ID_LENGTH = 200
 
 
 def make_object_id(source_name: str, source_id: str) -> str:
@@ -140,16 +144,18 @@ def make_object_id(source_name: str, source_id: str) -> str:
     holds no '__' and neither starts nor ends with '_', so splitting at '__' gives the parts
     back. Any other id (characters replaced, such parts, or an id that ends like a hash
     suffix) gets `-<8 hex digits of sha256(source_id)>`, which an id without a hash never
-    ends with. Two ids can then only meet by a hash collision, which discovery refuses
-    (`id.collision`)."""
+    ends with. An id longer than MAX_ID_LENGTH is cut to it, ending with that suffix. Two ids
+    can then only meet by a hash collision, which discovery refuses (`id.collision`)."""
     parts = source_id.split("/")
     cleaned = [_UNSAFE.sub("-", p).strip("-.") or "_" for p in parts]
     object_id = ID_SEPARATOR.join([source_name, *cleaned])
     ambiguous = any(
         ID_SEPARATOR in p or p.startswith("_") or p.endswith("_") for p in parts
     ) or _HASH_SUFFIX.search(object_id)
-    if cleaned != parts or ambiguous:
-        object_id += "-" + hashlib.sha256(source_id.encode()).hexdigest()[:8]
+    too_long = len(object_id) > MAX_ID_LENGTH
+    if cleaned != parts or ambiguous or too_long:
+        kept = object_id[: MAX_ID_LENGTH - 9] if too_long else object_id
+        object_id = kept + "-" + hashlib.sha256(source_id.encode()).hexdigest()[:8]
     return object_id
 
 
@@ -244,8 +250,6 @@ def list_source(source: SourceConfig) -> Listing:
     symlinked folder leading out of the root become refused candidates (counted as rejected).
     A symlinked folder inside the root is not followed: the folder it leads to is walked once,
     under its own path, so no object is found twice and a symlink loop cannot recurse."""
-    from normalize.paths import is_inside
-
     root = source.path
     listing = Listing([], [])
 
@@ -376,6 +380,8 @@ SKIP_REASONS = {
     "other_format": "the suffix of another format's entry files",
     "not_selected": "left out by the source's entry, include or exclude patterns",
     "not_an_entry": "of this format but not an entry (included by another file, or unused)",
+    "symlinked_folder": "a symbolic link to a folder inside the root, discovered under the "
+    "folder's own path (so never twice)",
 }
 
 
@@ -395,6 +401,11 @@ def skipped_files(source: SourceConfig, candidates: list[Candidate]) -> dict[str
     for directory, dirs, files in os.walk(source.path):
         dirs.sort()
         folder = Path(directory)
+        for name in dirs:  # os.walk lists symlinked folders without entering them
+            path = folder / name
+            if path.is_symlink() and is_inside(path, source.path):
+                relative = path.relative_to(source.path).as_posix()
+                found.setdefault("symlinked_folder", []).append(relative)
         if folder in folders:
             continue
         for name in sorted(files):

@@ -25,6 +25,7 @@ outcome, or for a cached object the whole lookup); `total` is the whole object.
 
 from __future__ import annotations
 
+import errno
 import gc
 import hashlib
 import logging
@@ -474,6 +475,16 @@ def computed_outcome(
                 if failed is not None:  # the disk's fault, not the object's: the build stops
                     shutil.rmtree(object_dir, ignore_errors=True)
                     raise failed from exc
+                if exc.errno == errno.ENAMETOOLONG:  # the object's names, not a passing fault
+                    shutil.rmtree(object_dir, ignore_errors=True)
+                    outcome = _rejected(
+                        candidate,
+                        "ingest",
+                        "name.too_long",
+                        f"a path is longer than the file system allows: {exc}",
+                        path=exc.filename,
+                    )
+                    break
                 if attempt == 1:
                     continue
                 shutil.rmtree(object_dir, ignore_errors=True)

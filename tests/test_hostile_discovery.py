@@ -65,5 +65,34 @@ def test_four_objects_are_all_accounted_for(tmp_path, monkeypatch, fmt):
     assert accepted == ["control_a", "control_b"]
     rejected = {r["source_id"]: r["code"] for r in _rows(tmp_path / "first", "rejects")}
     assert rejected == {"unreadable": "file.unreadable", "linked_out": "path.symlink_escape"}
+    # the in-root links are named, not silently passed over
+    aliases = counts["skipped"]["symlinked_folder"]
+    assert aliases == {"count": 2, "examples": ["linked_in", "control_b/loop"]}  # walk order
     second = build("second")  # readable now: the rejection was not cached
     assert second.info["sources"][0]["accepted"] == 3
+
+
+def test_an_object_id_too_long_for_a_folder_name_is_shortened_with_a_hash(tmp_path):
+    """Nested folders whose names together exceed the file system's 255 bytes a name: the id
+    (which names the object's folder) is cut and ends with the hash of the source id, and the
+    object is built, instead of failing twice to write (`io.error`)."""
+    deep = "/".join(f"part_{i:02d}_" + "x" * 40 for i in range(8))
+    lib = tmp_path / "lib"
+    write(lib / deep, {"door.urdf": door_urdf()})
+    write(lib / "control", {"door.urdf": door_urdf()})
+    sources = tmp_path / "sources.yaml"
+    sources.write_text("sources:\n  - {name: lib, format: urdf, path: lib, license: t}\n")
+    config = BuildConfig(
+        sources=load_sources(sources),
+        out=tmp_path / "out",
+        version="t",
+        runner="local",
+        workers=1,
+        cache_dir=tmp_path / "cache",
+        live=False,
+    )
+    build_config(config)
+    [row] = [r for r in _rows(tmp_path / "out", "objects") if r["source_id"] != "control/door"]
+    assert len(row["object_id"]) == sources_module.MAX_ID_LENGTH
+    assert row["source_id"] == f"{deep}/door"
+    assert (tmp_path / "out" / "objects" / row["object_id"] / "object.urdf").is_file()
