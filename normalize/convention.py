@@ -27,13 +27,25 @@ import numpy as np
 
 from normalize.changes import SHAPE_DROPPED, Change
 from normalize.helical import compose_helical
-from normalize.meshes import MESH_DENSITY, geometry_bounds, load_mesh, mass_properties
+from normalize.meshes import (
+    MESH_DENSITY,
+    WALL_THICKNESS,
+    geometry_bounds,
+    load_mesh,
+    mass_properties,
+    wall_mass_properties,
+)
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
 from normalize.urdf_writer import exact_rpy, has_limit_element
 
-CONVENTION_VERSION = "2.0.0"
+CONVENTION_VERSION = "2.1.0"
 ROOT_NAME = "base"
+#: A link whose meshes, weighed as solids at the convention's density, exceed this is taken
+#: for hollow and weighed as walls (`_computed_inertial`): 25 litres of solid material is
+#: more than any moving part of a household object holds (a cabinet carcass weighed as a solid
+#: block came out at 782 kg; as 15 mm walls it weighs about 75 kg)
+HOLLOW_ABOVE_KG = 25.0
 FULL_TURN = 2.0 * math.pi
 AXIS_TIE_TOLERANCE = 1e-12
 
@@ -269,18 +281,30 @@ def resolve_inertials(
 
 def _computed_inertial(link: Link, root: Path | None, density: float):
     """(inertial or None, how) from a link's collision shapes, or its visual shapes when it has
-    no collision shapes or they enclose no volume."""
+    no collision shapes or they enclose no volume. Shapes are weighed as solids (a mesh's
+    enclosed volume, or its convex hull's), unless together they would weigh more than
+    HOLLOW_ABOVE_KG: a manufactured part that large is hollow (a carcass, a housing), so they
+    are weighed as walls of WALL_THICKNESS instead (`<kind>_wall_shell`; `how` gives both
+    figures)."""
     for which, shapes in (("collision", link.collisions), ("visual", link.visuals)):
-        parts = []
-        for g in shapes:
-            found = mass_properties(g, density=density, root=root)
-            if found is not None:
-                mass, com, inertia, method = found
-                parts.append(Inertial(mass, com, inertia, method=method))
+        found = [(g, mass_properties(g, density=density, root=root)) for g in shapes]
+        found = [(g, f) for g, f in found if f is not None]
+        solid = sum(f[0] for _, f in found)
+        hollow = solid > HOLLOW_ABOVE_KG
+        if hollow:
+            walls = [wall_mass_properties(g, density=density, root=root) for g, _ in found]
+            found = [(g, f if w is None else w) for (g, f), w in zip(found, walls, strict=True)]
+        parts = [Inertial(f[0], f[1], f[2], method=f[3]) for _, f in found]
         if parts:
             methods = sorted({p.method for p in parts})
             inertial = combine_inertials(parts, method="+".join(methods))
             how = f"from its {which} shapes at {density:g} kg/m^3 ({', '.join(methods)})"
+            if hollow:
+                how += (
+                    f"; as solids its shapes would weigh {solid:.4g} kg, more than "
+                    f"{HOLLOW_ABOVE_KG:g} kg: weighed as {1000 * WALL_THICKNESS:g} mm walls, "
+                    f"{inertial.mass:.4g} kg"
+                )
             return inertial, how
     return None, "its shapes enclose no volume"
 

@@ -63,6 +63,7 @@ from normalize.paths import is_inside, resolve_reference
 
 MESH_DENSITY = 1000.0  # kg/m^3, water: the uniform density of computed inertials
 SHELL_THICKNESS = 0.001  # m: flat meshes (no enclosed volume) are weighed as a thin shell
+WALL_THICKNESS = 0.015  # m: a hollow part (a carcass, a housing) weighed as walls of a board
 MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf")
 MAX_MESH_BYTES = 256 * 1024 * 1024
 #: Triangles (and a third of the vertices) of one mesh file, counted from its bytes before it
@@ -1010,14 +1011,20 @@ def _primitive_mass(geometry: Geometry, density: float):
     return m_cyl, np.diag([ixx, ixx, izz])
 
 
-def _shell_mass(vertices: np.ndarray, faces: np.ndarray, density: float):
-    """Mass moments of a triangle surface as a shell of thickness SHELL_THICKNESS."""
+def _shell_mass(
+    vertices: np.ndarray,
+    faces: np.ndarray,
+    density: float,
+    thickness: float = SHELL_THICKNESS,
+    method: str = "mesh_surface_shell",
+):
+    """Mass moments of a triangle surface as a shell of `thickness`."""
     tri = vertices[faces]
     areas = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
     area = areas.sum()
     if not area > 0:
         return None
-    areal = density * SHELL_THICKNESS
+    areal = density * thickness
     mass = areal * area
     com = (areas[:, None] * tri.mean(axis=1)).sum(axis=0) / area
     # Second moment of a triangle about the origin: A/12 (sum v v^T + s s^T), s = sum of vertices.
@@ -1029,7 +1036,7 @@ def _shell_mass(vertices: np.ndarray, faces: np.ndarray, density: float):
         np.einsum("fvi,fvj->fij", corner, corner) + np.einsum("fi,fj->fij", total, total),
     )
     inertia = np.trace(second) * np.eye(3) - second
-    return float(mass), com, inertia, "mesh_surface_shell"
+    return float(mass), com, inertia, method
 
 
 def _mesh_mass(mesh: Mesh, scale: np.ndarray, density: float):
@@ -1103,6 +1110,32 @@ def mass_properties(
         com, method = np.zeros(3), f"{geometry.kind}_formula"
         if not mass > 0:
             return None
+    rot, shift = geometry.origin[:3, :3], geometry.origin[:3, 3]
+    return mass, rot @ com + shift, rot @ inertia @ rot.T, method
+
+
+def wall_mass_properties(
+    geometry: Geometry,
+    *,
+    thickness: float = WALL_THICKNESS,
+    density: float = MESH_DENSITY,
+    root: Path | None = None,
+) -> tuple[float, np.ndarray, np.ndarray, str] | None:
+    """(mass, com, inertia about the com, "<kind>_wall_shell") of a shape weighed as walls of
+    `thickness` (its surface area times the thickness, at `density`), in the frame of the link
+    holding it: the model of a hollow part, such as a cabinet's carcass. Primitives are weighed
+    by their triangulated surface. None when the shape has no area."""
+    if geometry.kind == "mesh":
+        mesh = load_mesh(Path(geometry.filename), root=root, element=geometry.name)
+        vertices, faces = mesh.vertices * geometry.scale, mesh.faces
+    else:
+        surface = _primitive_surface(geometry)
+        vertices, faces = np.asarray(surface.vertices), np.asarray(surface.faces)
+    with _timed("mass"):
+        found = _shell_mass(vertices, faces, density, thickness, f"{geometry.kind}_wall_shell")
+    if found is None:
+        return None
+    mass, com, inertia, method = found
     rot, shift = geometry.origin[:3, :3], geometry.origin[:3, 3]
     return mass, rot @ com + shift, rot @ inertia @ rot.T, method
 
@@ -1280,6 +1313,19 @@ def write_obj_converted(source: Path, out_dir: Path, names: OutputNames, root: P
                 _disk_write(stored, data)
             (out_dir / name).write_bytes(data)
     return name
+
+
+def _primitive_surface(geometry: Geometry) -> trimesh.Trimesh:
+    """The triangulated surface of a primitive, in its own frame."""
+    size = geometry.size
+    if geometry.kind == "box":
+        return trimesh.creation.box(extents=size)
+    if geometry.kind == "cylinder":
+        return trimesh.creation.cylinder(radius=size[0], height=size[1], sections=SPHERE_SECTIONS)
+    if geometry.kind == "capsule":
+        return capsule_trimesh(size[0], size[1])
+    radii = (size[0],) * 3 if geometry.kind == "sphere" else size
+    return trimesh.Trimesh(unit_sphere_vertices() * np.asarray(radii), _unit_sphere().faces)
 
 
 @functools.lru_cache(maxsize=1024)

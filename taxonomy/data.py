@@ -86,6 +86,7 @@ class Taxonomy:
     part_words: frozenset[str]
     path: str = ""
     supercategory_sizes: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    supercategory_densities: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     _synonyms: Mapping[str, tuple[Synonym, ...]] = field(default_factory=dict, repr=False)
     _labels: Mapping[tuple[str, tuple[str, ...]], str] = field(default_factory=dict, repr=False)
 
@@ -121,6 +122,14 @@ class Taxonomy:
             if self.categories[name].size is not None:
                 return self.categories[name].size
         return self.supercategory_sizes.get(self.categories[category].supercategory)
+
+    def density_range(self, category: str) -> tuple[float, float] | None:
+        """(lowest, highest) plausible effective density in kg/m^3 (mass over the rest-pose box
+        volume) of an object of `category` whose masses were computed: its supercategory's;
+        None for an unassigned object."""
+        if category not in self.categories:
+            return None
+        return self.supercategory_densities.get(self.categories[category].supercategory)
 
     def synonyms_starting(self, word: str) -> tuple[Synonym, ...]:
         return self._synonyms.get(word, ())
@@ -252,19 +261,22 @@ def _load(path: Path) -> Taxonomy:
         part_words=frozenset(w for text in data.get("part_words", ()) for w in words(text)),
         path=str(path),
         supercategory_sizes={s["name"]: _size(s, fail) for s in data["supercategories"]},
+        supercategory_densities={
+            s["name"]: _size(s, fail, "density") for s in data["supercategories"]
+        },
         _synonyms={k: tuple(sorted(v, key=lambda s: -len(s.words))) for k, v in by_first.items()},
         _labels=labels,
     )
 
 
-def _size(entry: dict, fail) -> tuple[float, float] | None:
-    if "size" not in entry:
+def _size(entry: dict, fail, key: str = "size") -> tuple[float, float] | None:
+    if key not in entry:
         return None
-    low, high = (float(v) for v in entry["size"])
+    low, high = (float(v) for v in entry[key])
     if not low < high:
         fail(
-            f"{entry['name']!r}: size [{low:g}, {high:g}] is not an increasing range",
-            "taxonomy.size",
+            f"{entry['name']!r}: {key} [{low:g}, {high:g}] is not an increasing range",
+            f"taxonomy.{key}",
         )
     return (low, high)
 

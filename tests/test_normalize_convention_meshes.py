@@ -9,8 +9,9 @@ from test_normalize_urdf import BOX_OBJ
 from verify_assets import write
 
 from normalize import meshes
+from normalize.convention import _computed_inertial
 from normalize.errors import AssetError
-from normalize.model import Geometry
+from normalize.model import Geometry, Link
 from normalize.run import normalize_candidate
 from normalize.sources import SourceConfig, discover
 
@@ -163,3 +164,25 @@ def test_material_libraries_and_textures_are_held_to_the_mesh_size_limit(
     with pytest.raises(AssetError) as info:
         normalize_with(tmp_path, "parts/part.obj", files)
     assert info.value.code == "mesh.too_large" and info.value.path.endswith(big.split("/")[1])
+
+
+def test_a_hollow_part_is_weighed_as_walls(tmp_path):
+    """A closed cabinet carcass 0.6 x 0.6 x 1.8 m weighed as a solid block of water is 648 kg:
+    past HOLLOW_ABOVE_KG it is weighed as 15 mm walls instead (area x thickness x density),
+    and the change says both; a small solid part keeps its volume."""
+    (tmp_path / "carcass.obj").write_text(BOX_OBJ)  # the unit cube, scaled below
+    carcass = Geometry("mesh", filename=str(tmp_path / "carcass.obj"), scale=[0.6, 0.6, 1.8])
+    mass, com, inertia, method = meshes.wall_mass_properties(carcass)
+    area = 2 * (0.6 * 0.6 + 2 * 0.6 * 1.8)
+    assert method == "mesh_wall_shell"
+    assert mass == pytest.approx(area * meshes.WALL_THICKNESS * meshes.MESH_DENSITY)
+    np.testing.assert_allclose(com, [0.3, 0.3, 0.9], atol=1e-12)
+    box = Geometry("box", size=(0.6, 0.6, 1.8))
+    assert meshes.wall_mass_properties(box)[0] == pytest.approx(mass)
+    link = Link("carcass", visuals=(carcass,))
+    inertial, how = _computed_inertial(link, None, meshes.MESH_DENSITY)
+    assert inertial.method == "mesh_wall_shell" and inertial.mass == pytest.approx(mass)
+    assert "would weigh 648 kg" in how and "15 mm walls" in how
+    handle = Geometry("mesh", filename=str(tmp_path / "carcass.obj"), scale=[0.1, 0.1, 0.1])
+    inertial, _ = _computed_inertial(Link("handle", visuals=(handle,)), None, 1000.0)
+    assert inertial.method == "mesh_volume" and inertial.mass == pytest.approx(1.0)

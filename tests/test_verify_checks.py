@@ -543,3 +543,22 @@ def test_a_mimic_joint_with_multiplier_0_goes_to_review(tmp_path, multiplier, re
     assert check.passed == (not review) and report.review == review
     if review:
         assert check.severity == "warning" and check.element.startswith("joint ")
+
+
+def test_a_computed_mass_implausible_for_its_category_goes_to_review(tmp_path):
+    """A small cabinet of solid shapes (22 kg, below the hollow threshold) fills its box at
+    the density of water: far above what storage furniture weighs for its size, so the object
+    goes to review with the figures; the normal-sized one (hollow, weighed as walls) passes."""
+    solid = door_urdf(
+        frame_geometry=box((0.25, 0.25, 0.35)),
+        door_geometry=box((0.01, 0.25, 0.35), (0.0, -0.125, 0.0)),
+        hinge_x=0.13,
+    ).replace('<origin xyz="0.13 0.4 0"/>', '<origin xyz="0.13 0.125 0"/>')
+    result, source = normalized(tmp_path / "solid", {"cabinet.urdf": solid})
+    report = verify_object(result, source, simulator=False)
+    [check] = report.check("fidelity.computed_density")
+    assert not check.passed and "fidelity.computed_density" in report.review
+    assert "Storage Furniture" in check.message and "kg/m^3" in check.message
+    result, source = normalized(tmp_path / "hollow", {"cabinet.urdf": door_urdf()})
+    [check] = verify_object(result, source, simulator=False).check("fidelity.computed_density")
+    assert check.passed and "box_wall_shell" in check.message

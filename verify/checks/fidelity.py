@@ -34,6 +34,9 @@ Plausibility, with no second reader (every format):
   category (or supercategory).
 - fidelity.density: total mass over the rest-pose box volume, when every link's mass is declared
   by the source, lies in DENSITY_RANGE.
+- fidelity.computed_density: when the pipeline computed any link's mass from its shapes, the
+  total mass over the rest-pose box volume lies in the category's plausible range (the
+  taxonomy's `density`); outside it the object goes to review with the figures.
 
 A failed fidelity check sends the object to review (`verify.report.REVIEW_CHECKS`); a gross one
 refuses it (severity error): a reader disagreement over GROSS times its tolerance, a factor or
@@ -783,7 +786,56 @@ def size_and_density(ctx: Context) -> list[CheckResult]:
                 single("fidelity.size", "warning", True, message, value=factor, threshold=1.0)
             )
     out.append(_density(ctx))
+    out.append(_computed_density(ctx, assignment, tax))
     return out
+
+
+def _mass_computed(inertial) -> bool:
+    """Whether the pipeline computed this inertial's mass from shapes (it did not for a source
+    inertial, nor for a declared mass with a computed tensor, `source_mass+...`)."""
+    method = inertial.method or ""
+    return not method.startswith("source_mass+") and any(
+        part != "source" for part in method.split("+")
+    )
+
+
+def _computed_density(ctx: Context, assignment, tax) -> CheckResult:
+    """The computed masses against the category's plausible effective density: outside it, the
+    object goes to review with the figures (never refused: the mass is ours, not the source's)."""
+    computed = [
+        link
+        for link in ctx.result.object.links
+        if link.inertial is not None and _mass_computed(link.inertial)
+    ]
+    low, high = ctx.notes.get("box", (None, None))
+    plausible = tax.density_range(assignment.category)
+    if not computed or low is None or plausible is None:
+        why = "every mass is declared by the source" if not computed else "no box or no range"
+        return single("fidelity.computed_density", "warning", True, f"not measured: {why}")
+    volume = float(np.prod(np.maximum(high - low, 1e-3)))
+    mass = sum(link.inertial.mass for link in ctx.reread.links if link.inertial is not None)
+    density = mass / volume
+    lo, hi = plausible
+    models = ", ".join(sorted({link.inertial.method for link in computed}))
+    message = (
+        f"{len(computed)} computed link mass(es) ({models}): {mass:.4g} kg in a {volume:.4g} m^3 "
+        f"rest-pose box, {density:.4g} kg/m^3, for {assignment.category} "
+        f"({assignment.supercategory}) plausible [{lo:g}, {hi:g}]"
+    )
+    factor = max(lo / density, density / hi) if density > 0 else math.inf
+    if factor > 1.0:
+        return single(
+            "fidelity.computed_density",
+            "warning",
+            False,
+            f"{message}: {factor:.3g} times outside it",
+            value=factor,
+            threshold=1.0,
+            element=f"robot {ctx.reread.name}",
+        )
+    return single(
+        "fidelity.computed_density", "warning", True, message, value=factor, threshold=1.0
+    )
 
 
 def _density(ctx: Context) -> CheckResult:
