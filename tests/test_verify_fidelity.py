@@ -6,13 +6,16 @@ every other check passes), or the asset itself (an inch mesh, an 80 m door)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 from verify_assets import CUBE_OBJ, box, door_urdf, mesh, urdf_source, write
 
 import normalize.adapters.mjcf as mjcf_adapter
+import normalize.adapters.sdf as sdf_adapter
 import normalize.adapters.urdf as urdf_adapter
+from normalize.errors import AssetError
 from normalize.run import normalize_candidate
 from normalize.sources import Allowance, SourceConfig, discover
 from verify import verify_object
@@ -306,3 +309,66 @@ def test_a_curators_category_sets_the_size_range_the_build_checks(tmp_path):
 
     assert "fidelity.size" not in warnings(())
     assert "fidelity.size" in warnings(((candidate.object_id, "pen"),))
+
+
+SDF_DOOR = """<?xml version="1.0"?>
+<sdf version="1.9"><model name="cabinet">
+  <link name="frame"><visual name="v"><geometry><box><size>0.5 0.8 1.0</size></box></geometry>
+    </visual></link>
+  <link name="door"><pose>0.26 0 0 0 0 0</pose>
+    <visual name="v"><geometry><box><size>0.02 0.8 1.0</size></box></geometry></visual></link>
+  <joint name="hinge" type="revolute"><pose>0 0.4 0 0 0 0</pose><parent>frame</parent>
+    <child>door</child><axis><xyz>0 0 1</xyz><limit><lower>0</lower><upper>1.5</upper>
+    </limit></axis></joint>
+</model></sdf>"""
+
+
+def sdf_source(root, **settings):
+    return SourceConfig(name="t", format="sdf", path=root, license="test", **settings)
+
+
+def test_sdf_compared_with_drakes_reading(tmp_path):
+    pytest.importorskip("pydrake", reason="Drake is the `sdf` extra (pip install drake)")
+    report = verified(tmp_path, {"cabinet.sdf": SDF_DOOR}, source=sdf_source)
+    assert report.check("fidelity.reader")[0].message == "compared with Drake"
+    [poses] = report.check("fidelity.link_poses")
+    assert poses.passed, fidelity_failures(report)
+
+
+def test_a_misread_sdf_axis_is_caught_by_drake(tmp_path, monkeypatch):
+    pytest.importorskip("pydrake", reason="Drake is the `sdf` extra (pip install drake)")
+    load = sdf_adapter.SdfAdapter.load
+
+    def tilted(self, candidate):  # the hinge read about x instead of z
+        obj = load(self, candidate)
+        moved = [replace(j, axis=np.array([1.0, 0.0, 0.0])) if j.moving else j for j in obj.joints]
+        return obj.replace(joints=tuple(moved))
+
+    monkeypatch.setattr(sdf_adapter.SdfAdapter, "load", tilted)
+    report = verified(tmp_path, {"cabinet.sdf": SDF_DOOR}, source=sdf_source)
+    failed = fidelity_failures(report)
+    [pose] = failed["fidelity.link_poses"]
+    assert "(source link door)" in pose.message and "Drake" in pose.message
+    assert report.status == "fail"
+
+
+def test_every_sdf_object_of_the_corpus_agrees_with_drake(corpus_sources):
+    pytest.importorskip("pydrake", reason="Drake is the `sdf` extra (pip install drake)")
+    import tempfile
+
+    compared = 0
+    for source in corpus_sources.values():
+        if source.format != "sdf":
+            continue
+        for candidate in discover(source):
+            if candidate.refusal is not None:
+                continue
+            try:
+                result = normalize_candidate(candidate, Path(tempfile.mkdtemp()))
+            except AssetError:
+                continue  # refused by the adapter (tests/test_normalize_sdf.py)
+            report = verify_object(result, source, simulator=False)
+            assert report.check("fidelity.reader")[0].message == "compared with Drake"
+            assert report.check("fidelity.link_poses")[0].passed, fidelity_failures(report)
+            compared += 1
+    assert compared >= 2

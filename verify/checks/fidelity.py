@@ -10,7 +10,9 @@ with a second reader of the source:
 - MJCF: MuJoCo compiles the source and its own forward kinematics (`mj_kinematics`) places
   bodies and geoms; geometry is MuJoCo's compiled mesh vertices and primitive sizes, masses
   MuJoCo's body masses.
-- SDF: no second reader is installed; only the plausibility checks below run.
+- SDF: Drake's parser (when the `drake` package is installed, the `sdf` extra) reads the source
+  into a MultibodyPlant: link frames, limits and masses are compared, not shapes (the plant is
+  built without a scene graph). Without it only the plausibility checks below run.
 
 Both readings are compared in the canonical world frame, up to the one rigid placement of the
 convention: the source is scaled by the source's scale factor, rotated by the placement's
@@ -53,6 +55,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from lxml import etree
 from scipy.spatial import ConvexHull, QhullError
 
 from normalize.convention import link_shapes
@@ -413,10 +416,116 @@ def mujoco_reading(ctx: Context) -> Reading:
     return Reading("MuJoCo", source_joints, visuals, collisions, masses, poses, False)
 
 
+class ReaderCannotRead(Exception):
+    """The second reader does not read this kind of file by design (not a finding)."""
+
+
+DRAKE_JOINT_SUFFIX = "__arena_joint"
+
+
+def _sdf_version(ctx: Context) -> tuple[int, ...]:
+    root = parse_xml(ctx.result.candidate.path, ctx.source.max_file_bytes)
+    try:
+        return tuple(int(v) for v in root.get("version", "").split("."))
+    except ValueError:
+        return ()
+
+
+def _drake_plant(ctx: Context):
+    """(finalized MultibodyPlant of the source, {name Drake was given: joint name in the file})."""
+    from pydrake.multibody.parsing import Parser
+    from pydrake.multibody.plant import MultibodyPlant
+
+    candidate = ctx.result.candidate
+    plant = MultibodyPlant(0.0)
+    renamed: dict[str, str] = {}
+    try:
+        Parser(plant).AddModels(str(candidate.path))
+    except RuntimeError as exc:
+        if "Non-unique name" in str(exc) and _sdf_version(ctx) < (1, 7):
+            # SDFormat before 1.7 let a joint share its name with a link; Drake does not, so it
+            # reads the file with the joints renamed (it loads no geometry: nothing else moves)
+            root = parse_xml(candidate.path, ctx.source.max_file_bytes)
+            for joint in root.iter("joint"):
+                name = joint.get("name", "")
+                renamed[name + DRAKE_JOINT_SUFFIX] = name
+                joint.set("name", name + DRAKE_JOINT_SUFFIX)
+            plant = MultibodyPlant(0.0)
+            Parser(plant).AddModelsFromString(etree.tostring(root, encoding="unicode"), "sdf")
+        elif "lower limit must be lower" in str(exc) and ctx.source.allowance(
+            "limits.reversed", candidate.source_id
+        ):
+            raise ReaderCannotRead(
+                "Drake refuses the reversed limits that the source's limits.reversed allowance "
+                "accepts: not compared"
+            ) from exc
+        else:
+            raise
+    plant.Finalize()
+    return plant, renamed
+
+
+def drake_reading(ctx: Context) -> Reading:
+    """Drake's parser (the `sdf` extra, `pip install drake`) reading the source SDF into a
+    MultibodyPlant: its joints, limits, masses and link poses (no geometry: the plant is built
+    without a scene graph, so it compares link frames and masses, not shapes)."""
+    from pydrake.multibody.tree import BodyIndex, JointIndex, PrismaticJoint, RevoluteJoint
+
+    plant, renamed = _drake_plant(ctx)
+    context = plant.CreateDefaultContext()
+    movable, child_frames = {}, {}
+    for index in range(plant.num_joints()):
+        joint = plant.get_joint(JointIndex(index))
+        if isinstance(joint, (RevoluteJoint, PrismaticJoint)):
+            movable[renamed.get(joint.name(), joint.name())] = joint
+        child_frames[joint.child_body().name()] = joint.frame_on_child()
+    world_body = plant.world_body().index()
+    bodies = {
+        plant.get_body(BodyIndex(i)).name(): plant.get_body(BodyIndex(i))
+        for i in range(plant.num_bodies())
+        if BodyIndex(i) != world_body
+    }
+    root = ctx.result.reference.root
+
+    def poses(q: dict[str, float]) -> dict[str, np.ndarray]:
+        for name, joint in movable.items():
+            value = q.get(name, 0.0)
+            if isinstance(joint, RevoluteJoint):
+                joint.set_angle(context, value)
+            else:
+                joint.set_translation(context, value)
+        # A link's frame in the model is its parent joint's frame (as in URDF), not the SDF link
+        # frame: the frame of each body's joint on it, the root's own frame
+        world = {
+            n: (
+                plant.CalcRelativeTransform(context, plant.world_frame(), child_frames[n])
+                if n in child_frames
+                else plant.EvalBodyPoseInWorld(context, b)
+            ).GetAsMatrix4()
+            for n, b in bodies.items()
+        }
+        base = np.linalg.inv(world[root]) if root in world else np.eye(4)
+        return {name: base @ pose for name, pose in world.items()}
+
+    poses({})
+    source_joints = {}
+    for name, joint in movable.items():
+        kind = "rotational" if isinstance(joint, RevoluteJoint) else "prismatic"
+        local = joint.revolute_axis() if kind == "rotational" else joint.translation_axis()
+        frame = plant.CalcRelativeTransform(context, plant.world_frame(), joint.frame_on_child())
+        lower, upper = joint.position_lower_limits()[0], joint.position_upper_limits()[0]
+        source_joints[name] = SourceJoint(
+            kind, float(lower), float(upper), 0.0, frame.rotation().matrix() @ np.asarray(local)
+        )
+    masses = {n: float(b.default_mass()) for n, b in bodies.items() if b.default_mass() > 0}
+    return Reading("Drake", source_joints, {}, {}, masses, poses, True)
+
+
 READERS = {
     "urdf": yourdfpy_reading,
     "partnet_mobility": yourdfpy_reading,
     "mjcf": mujoco_reading,
+    "sdf": drake_reading,
 }
 
 
@@ -599,6 +708,8 @@ def compare(ctx: Context, reading: Reading) -> list[CheckResult]:
                 f"tolerance {t:.3g} m)"
             ),
         )
+    if not (reading.visuals or reading.collisions):  # a reader without shapes (Drake's plant)
+        return out + _mass_rows(ctx, members, reading, scale)
     out += _summary(
         "fidelity.geometry",
         [r[:3] for r in geometry_rows.values()],
@@ -810,7 +921,7 @@ def _computed_density(ctx: Context, assignment, tax) -> CheckResult:
     low, high = ctx.notes.get("box", (None, None))
     plausible = tax.density_range(assignment.category)
     if not computed or low is None or plausible is None:
-        why = "every mass is declared by the source" if not computed else "no box or no range"
+        why = "no mass was computed from shapes" if not computed else "no box or no range"
         return single("fidelity.computed_density", "warning", True, f"not measured: {why}")
     volume = float(np.prod(np.maximum(high - low, 1e-3)))
     mass = sum(link.inertial.mass for link in ctx.reread.links if link.inertial is not None)
@@ -889,6 +1000,8 @@ def run(ctx: Context) -> list[CheckResult]:
         reading = reader(ctx)
     except ImportError as exc:
         return out + [single("fidelity.reader", "info", True, f"reader not installed: {exc}")]
+    except ReaderCannotRead as exc:
+        return out + [single("fidelity.reader", "info", True, str(exc))]
     except Exception as exc:  # the second reader refusing what ours accepted is a finding
         return out + [
             single(
