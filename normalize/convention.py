@@ -241,8 +241,8 @@ def resolve_inertials(
         reason = "it has none" if _is_empty(inertial) else "; ".join(inertial.problems())
         computed, how = None, ""
         if link.visuals or link.collisions:
-            computed, how = _computed_inertial(link, root, density)
             declared = inertial is not None and math.isfinite(inertial.mass) and inertial.mass > 0
+            computed, how = _computed_inertial(link, root, density, hollow_rule=not declared)
             if computed is not None and declared and computed.mass > 0:
                 ratio = inertial.mass / computed.mass
                 kept = Inertial(
@@ -279,18 +279,19 @@ def resolve_inertials(
     return obj.replace(links=tuple(links)), changes
 
 
-def _computed_inertial(link: Link, root: Path | None, density: float):
+def _computed_inertial(link: Link, root: Path | None, density: float, hollow_rule: bool = True):
     """(inertial or None, how) from a link's collision shapes, or its visual shapes when it has
     no collision shapes or they enclose no volume. Shapes are weighed as solids (a mesh's
     enclosed volume, or its convex hull's), unless together they would weigh more than
     HOLLOW_ABOVE_KG: a manufactured part that large is hollow (a carcass, a housing), so they
     are weighed as walls of WALL_THICKNESS instead (`<kind>_wall_shell`; `how` gives both
-    figures)."""
+    figures). Without `hollow_rule` (a declared mass only wants the tensor's shape) shapes are
+    solids."""
     for which, shapes in (("collision", link.collisions), ("visual", link.visuals)):
         found = [(g, mass_properties(g, density=density, root=root)) for g in shapes]
         found = [(g, f) for g, f in found if f is not None]
         solid = sum(f[0] for _, f in found)
-        hollow = solid > HOLLOW_ABOVE_KG
+        hollow = hollow_rule and solid > HOLLOW_ABOVE_KG
         if hollow:
             walls = [wall_mass_properties(g, density=density, root=root) for g, _ in found]
             found = [(g, f if w is None else w) for (g, f), w in zip(found, walls, strict=True)]

@@ -35,10 +35,10 @@ def _parser(recover: bool = False) -> etree.XMLParser:
     )
 
 
-def _undeclared_prefixes(exc: etree.XMLSyntaxError) -> list[str] | None:
+def _undeclared_prefixes(parser: etree.XMLParser) -> list[str] | None:
     """The messages of a parse that failed only for namespace prefixes used without their
     `xmlns:` declaration (`<drake:foo>`), None when anything else failed too."""
-    errors = list(exc.error_log)
+    errors = list(parser.error_log)
     if not errors or any(e.type_name != "NS_ERR_UNDEFINED_NAMESPACE" for e in errors):
         return None
     return sorted({e.message for e in errors})
@@ -111,10 +111,11 @@ def parse_xml_bytes(
                 path=path,
             ) from exc
     data = _repair_version(data, path, changes)
+    parser = _parser()
     try:
-        root = etree.fromstring(data, _parser())
+        root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
-        undeclared = _undeclared_prefixes(exc)
+        undeclared = _undeclared_prefixes(parser)  # this parse's errors only
         if undeclared is None:
             raise _malformed(data, exc, path) from exc
         # As Drake and libsdformat read such files: the elements keep their prefixed names,

@@ -16,7 +16,7 @@ from verify_assets import write
 
 from normalize.convention import CONVENTION_VERSION, needs_flip
 from normalize.errors import AssetError
-from normalize.meshes import MESH_DENSITY
+from normalize.meshes import MESH_DENSITY, WALL_THICKNESS
 from normalize.run import normalize_candidate
 from normalize.sources import Allowance, SourceConfig, discover
 from normalize.urdf import read_object
@@ -150,10 +150,12 @@ def test_inertials_source_when_valid_else_from_shapes(tmp_path):
     assert door.inertial.problems() == []
     computed = [c for c in result.changes if c.code == "inertial.computed"]
     assert {c.element for c in computed} == {"link body", "link door", "link knob"}
-    # The base gets its mass from its shapes too (a 1 x 0.6 x 1 m box).
+    # The base gets its mass from its shapes too: a 1 x 0.6 x 1 m box, 600 kg as a solid, is
+    # taken for hollow and weighed as 15 mm walls.
     base = obj.link_map["base"].inertial
-    assert base.method == "box_formula"
-    assert base.mass == pytest.approx(MESH_DENSITY * 0.6)
+    assert base.method == "box_wall_shell"
+    area = 2 * (1 * 0.6 + 0.6 * 1 + 1 * 1)
+    assert base.mass == pytest.approx(MESH_DENSITY * area * WALL_THICKNESS)
     # PyBullet invents 1 kg for a link without <inertial>: every written link has one.
     root = etree.fromstring(result.urdf_path.read_bytes())
     assert all(link.find("inertial") is not None for link in root.iter("link"))

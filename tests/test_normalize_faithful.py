@@ -14,8 +14,9 @@ from verify_assets import write
 
 from normalize import meshes
 from normalize.adapters import get_adapter
-from normalize.convention import rest_bounds
+from normalize.convention import HOLLOW_ABOVE_KG, rest_bounds
 from normalize.errors import AssetError
+from normalize.meshes import WALL_THICKNESS
 from normalize.run import normalize_candidate
 from normalize.sources import SourceConfig, discover
 
@@ -121,8 +122,11 @@ def test_collada_unit_is_applied_to_the_mesh(tmp_path, meter, size):
     )
     assert np.allclose(written_extent(result), size)
     link = result.object.link_map["link_0"]
-    # the computed inertial is that of the cube in metres, at 1000 kg/m^3
-    assert math.isclose(link.inertial.mass, 1000.0 * size**3, rel_tol=1e-9)
+    # the computed inertial is that of the cube in metres, at 1000 kg/m^3 (a 1 m cube is taken
+    # for hollow: 15 mm walls of its 6 m^2)
+    solid = 1000.0 * size**3
+    expected = solid if solid <= HOLLOW_ABOVE_KG else 6 * size**2 * WALL_THICKNESS * 1000.0
+    assert math.isclose(link.inertial.mass, expected, rel_tol=1e-9)
     scaled = [c for c in result.changes if c.code == "mesh.unit_scaled"]
     if meter is None:
         assert not scaled

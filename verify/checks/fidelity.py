@@ -517,7 +517,13 @@ def drake_reading(ctx: Context) -> Reading:
         source_joints[name] = SourceJoint(
             kind, float(lower), float(upper), 0.0, frame.rotation().matrix() @ np.asarray(local)
         )
-    masses = {n: float(b.default_mass()) for n, b in bodies.items() if b.default_mass() > 0}
+    # Drake gives a link without <inertial> SDFormat's default 1 kg; the model computes that
+    # link's mass from its shapes instead, so only declared masses are compared
+    xml = parse_xml(ctx.result.candidate.path, ctx.source.max_file_bytes)
+    declared = {
+        link.get("name") for link in xml.iter("link") if link.find("inertial/mass") is not None
+    }
+    masses = {n: float(b.default_mass()) for n, b in bodies.items() if n in declared}
     return Reading("Drake", source_joints, {}, {}, masses, poses, True)
 
 
