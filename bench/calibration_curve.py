@@ -34,8 +34,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import metric  # noqa: E402
-from normalize.adapters import get_adapter  # noqa: E402
-from normalize.sources import discover, load_sources  # noqa: E402
+from normalize.adapters import (
+    discover,  # noqa: E402
+    get_adapter,  # noqa: E402
+)
+from normalize.sources import load_sources  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ROOT / "tests" / "corpus_sources.yaml"

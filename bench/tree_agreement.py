@@ -28,8 +28,8 @@ import numpy as np
 from scipy.stats import kendalltau
 
 import metric
-from normalize.adapters import get_adapter
-from normalize.sources import discover, load_sources
+from normalize.adapters import discover, get_adapter
+from normalize.sources import load_sources
 from normalize.transforms import axis_angle_matrix
 from verify.checks.kinematics import metric_tree
 

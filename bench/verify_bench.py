@@ -34,9 +34,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from normalize.adapters import discover
 from normalize.errors import AssetError
 from normalize.run import normalize_candidate
-from normalize.sources import SourceConfig, discover, load_sources
+from normalize.sources import SourceConfig, load_sources
 from samples.generate import generate_library
 from verify import FAMILIES as CHECK_FAMILIES
 from verify import verify_object

@@ -30,7 +30,7 @@ import time
 import uuid
 
 # isort: off
-import flows.startup  # noqa: F401  (first: it sets Prefect's environment defaults)
+import flows.prefect_env  # noqa: F401  (first: Prefect's settings, before Prefect is imported)
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed

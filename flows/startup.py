@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+import flows.prefect_env  # noqa: F401  (Prefect's settings, before Prefect is imported)
 from pipeline.build import (
     BuildConfig,
     BuildResult,
@@ -35,15 +36,6 @@ from pipeline.build import (
     start_batches,
     worker_pool,
 )
-
-# Prefect reads its settings when it is imported: set the defaults first.
-PREFECT_DEFAULTS = {
-    "PREFECT_LOGGING_LEVEL": "WARNING",
-    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
-    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-}
-for _name, _value in PREFECT_DEFAULTS.items():
-    os.environ.setdefault(_name, _value)
 
 
 class PrefectServer:

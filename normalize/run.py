@@ -49,13 +49,15 @@ import numpy as np
 
 import schemas
 from normalize import adapters, meshes
+from normalize.adapters import discover
 from normalize.changes import Change
 from normalize.convention import CONVENTION_VERSION, canonicalize, reference_object
+from normalize.discovery import Candidate
 from normalize.errors import AssetError
 from normalize.limits import check_count, check_depth, check_names, check_values
 from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject
-from normalize.sources import Candidate, discover, load_sources
+from normalize.sources import load_sources
 from normalize.urdf_writer import export_object
 
 REPORT_NAME = "normalize_report.json"

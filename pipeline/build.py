@@ -32,7 +32,9 @@ from pathlib import Path
 from duplicates import DuplicateSettings
 from export import release
 from export.assemble import assemble_release
-from normalize.sources import Candidate, SourceConfig, discover, skipped_files
+from normalize.adapters import discover
+from normalize.discovery import Candidate, skipped_files
+from normalize.sources import SourceConfig
 from normalize.workers import (
     default_object_memory,
     default_object_seconds,
@@ -136,7 +138,7 @@ class SourceRun:
     outcomes: list[dict]
     seconds: float = 0.0
     discover_seconds: float = 0.0
-    skipped: dict = field(default_factory=dict)  # normalize.sources.skipped_files
+    skipped: dict = field(default_factory=dict)  # normalize.discovery.skipped_files
 
 
 @dataclass

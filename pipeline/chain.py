@@ -42,8 +42,8 @@ import previews
 from export import manifests
 from export.digests import canonical_json, sha256_hex
 from normalize import inputs as recorded_inputs
+from normalize.discovery import Candidate
 from normalize.errors import AssetError, write_failure
-from normalize.sources import Candidate
 from normalize.workers import (
     OBJECT_MEMORY_ENV,
     OBJECT_SECONDS_ENV,

@@ -53,8 +53,9 @@ def read_mjcf(path: Path) -> ArticulatedObject:
     """An MJCF file as an object in its world frame, confined to its folder, helical pairs
     recomposed (as `read_object` does for URDF)."""
     from normalize.adapters import get_adapter
+    from normalize.discovery import Candidate
     from normalize.helical import compose_helical
-    from normalize.sources import Candidate, SourceConfig
+    from normalize.sources import SourceConfig
 
     path = Path(path).absolute()
     source = SourceConfig(name="prediction", format="mjcf", path=path.parent, license="")

@@ -62,7 +62,7 @@ def corpus_sources(corpus) -> dict:
 def corpus_candidates(corpus_sources) -> dict:
     """object_id -> Candidate of every corpus source, discovered once per session (sources in
     the file's order, each sorted by source_id)."""
-    from normalize.sources import discover
+    from normalize.adapters import discover
 
     return {c.object_id: c for s in corpus_sources.values() for c in discover(s)}
 

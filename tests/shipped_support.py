@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 import yourdfpy
 from lxml import etree
 
+from normalize.adapters import discover
 from normalize.run import normalize_candidate
-from normalize.sources import SourceConfig, discover
+from normalize.sources import SourceConfig
 from normalize.urdf import read_object
 from verify.loaders import load_in_subprocess, yourdfpy_problems
 from verify.urdf_spec import urdf_spec_problems

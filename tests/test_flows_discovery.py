@@ -12,7 +12,9 @@ import yaml
 from verify_assets import door_urdf, urdf_source, write
 
 from flows.commands import EXIT_FAILED, EXIT_OK, build_command
-from normalize.sources import discover, load_sources, skipped_files
+from normalize.adapters import discover
+from normalize.discovery import skipped_files
+from normalize.sources import load_sources
 
 
 def test_skipped_files_by_reason(tmp_path):

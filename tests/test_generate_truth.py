@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from normalize.adapters import get_adapter
-from normalize.sources import discover, load_sources
+from normalize.adapters import discover, get_adapter
+from normalize.sources import load_sources
 from samples.generate import generate_library
 from samples.plan import SOURCES
 

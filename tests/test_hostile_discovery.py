@@ -13,7 +13,7 @@ import pytest
 from hostile_library import build_config
 from verify_assets import door_urdf, write
 
-from normalize import sources as sources_module
+from normalize import discovery
 from normalize.sources import load_sources
 from pipeline.build import BuildConfig
 
@@ -56,7 +56,7 @@ def test_four_objects_are_all_accounted_for(tmp_path, monkeypatch, fmt):
         )
         return build_config(config)
 
-    monkeypatch.setattr(sources_module.os, "scandir", scandir)
+    monkeypatch.setattr(discovery.os, "scandir", scandir)
     first = build("first")
     monkeypatch.undo()
     [counts] = first.info["sources"]
@@ -93,6 +93,6 @@ def test_an_object_id_too_long_for_a_folder_name_is_shortened_with_a_hash(tmp_pa
     )
     build_config(config)
     [row] = [r for r in _rows(tmp_path / "out", "objects") if r["source_id"] != "control/door"]
-    assert len(row["object_id"]) == sources_module.MAX_ID_LENGTH
+    assert len(row["object_id"]) == discovery.MAX_ID_LENGTH
     assert row["source_id"] == f"{deep}/door"
     assert (tmp_path / "out" / "objects" / row["object_id"] / "object.urdf").is_file()

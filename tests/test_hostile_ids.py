@@ -13,7 +13,8 @@ import pytest
 from hostile_library import build
 from verify_assets import door_urdf, write
 
-from normalize.sources import SourcesFileError, load_sources, make_object_id
+from normalize.discovery import make_object_id
+from normalize.sources import SourcesFileError, load_sources
 
 
 def _sources_file(tmp_path, entries: list[tuple[str, str]]):

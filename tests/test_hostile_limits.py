@@ -12,8 +12,9 @@ from hostile_library import collada_instance_bomb
 from verify_assets import door_urdf, write
 
 from normalize import meshes, workers
+from normalize.adapters import discover
 from normalize.errors import AssetError
-from normalize.sources import discover, load_sources
+from normalize.sources import load_sources
 from pipeline import chain
 from pipeline.cache import ObjectCache
 

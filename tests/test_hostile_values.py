@@ -12,9 +12,10 @@ from hostile_library import _SDF_HINGE, _mjcf, _sdf, build
 from test_verify_hostile import TWO_LINKS, joint, robot
 from verify_assets import door_urdf, urdf_source, write
 
+from normalize.adapters import discover
 from normalize.errors import AssetError
 from normalize.run import normalize_candidate
-from normalize.sources import SourceConfig, SourcesFileError, discover, load_sources
+from normalize.sources import SourceConfig, SourcesFileError, load_sources
 from verify.validate import validate_command
 
 

@@ -24,7 +24,8 @@ from test_verify_hostile import robot
 from verify_assets import CUBE_OBJ, door_urdf, mesh, write
 
 from normalize import workers
-from normalize.sources import discover, load_sources
+from normalize.adapters import discover
+from normalize.sources import load_sources
 from pipeline import chain
 from pipeline.build import BuildConfig
 from verify.validate import validate_paths

@@ -14,11 +14,12 @@ import yourdfpy
 from lxml import etree
 from verify_assets import write
 
+from normalize.adapters import discover
 from normalize.convention import CONVENTION_VERSION, needs_flip
 from normalize.errors import AssetError
 from normalize.meshes import MESH_DENSITY, WALL_THICKNESS
 from normalize.run import normalize_candidate
-from normalize.sources import Allowance, SourceConfig, discover
+from normalize.sources import Allowance, SourceConfig
 from normalize.urdf import read_object
 from verify.loaders import yourdfpy_problems
 

@@ -9,11 +9,12 @@ from test_normalize_urdf import BOX_OBJ
 from verify_assets import write
 
 from normalize import meshes
+from normalize.adapters import discover
 from normalize.convention import _computed_inertial
 from normalize.errors import AssetError
 from normalize.model import Geometry, Link
 from normalize.run import normalize_candidate
-from normalize.sources import SourceConfig, discover
+from normalize.sources import SourceConfig
 
 URDF = """<?xml version="1.0"?>
 <robot name="r">

@@ -11,8 +11,9 @@ import math
 import numpy as np
 import pytest
 
+from normalize.adapters import discover
 from normalize.run import normalize_candidate
-from normalize.sources import discover, load_sources
+from normalize.sources import load_sources
 from normalize.urdf import read_object
 from samples.generate import generate_library
 

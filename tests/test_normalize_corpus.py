@@ -16,8 +16,9 @@ import yaml
 import yourdfpy
 
 import schemas
+from normalize.discovery import Candidate
 from normalize.run import normalize_candidate, normalize_sources
-from normalize.sources import Candidate, SourceConfig, load_sources
+from normalize.sources import SourceConfig, load_sources
 from normalize.urdf import read_object, read_urdf
 from verify.loaders import yourdfpy_problems
 

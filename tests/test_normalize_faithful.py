@@ -13,12 +13,12 @@ import pytest
 from verify_assets import write
 
 from normalize import meshes
-from normalize.adapters import get_adapter
+from normalize.adapters import discover, get_adapter
 from normalize.convention import HOLLOW_ABOVE_KG, rest_bounds
 from normalize.errors import AssetError
 from normalize.meshes import WALL_THICKNESS
 from normalize.run import normalize_candidate
-from normalize.sources import SourceConfig, discover
+from normalize.sources import SourceConfig
 
 # A unit cube centred on the origin, as COLLADA triangles.
 _CORNERS = [(x, y, z) for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)]

@@ -15,10 +15,11 @@ from scipy.spatial import cKDTree
 from scipy.spatial.transform import Rotation
 from verify_assets import write
 
-from normalize.adapters import get_adapter
+from normalize.adapters import discover, get_adapter
 from normalize.adapters.mjcf import compile_mjcf, mujoco_names
+from normalize.discovery import Candidate
 from normalize.errors import AssetError
-from normalize.sources import Candidate, SourceConfig, discover
+from normalize.sources import SourceConfig
 
 ADAPTER = get_adapter("mjcf")
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from test_normalize_mjcf import assert_geometry_matches, assert_kinematics_match
 
-from normalize.adapters import get_adapter
-from normalize.sources import discover, load_sources
+from normalize.adapters import discover, get_adapter
+from normalize.sources import load_sources
 
 
 def candidates(library, fmt):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from normalize import inputs
-from normalize.adapters import get_adapter
+from normalize.adapters import discover, get_adapter
 from normalize.errors import AssetError
 from normalize.run import normalize_candidate
-from normalize.sources import Allowance, SourceConfig, discover
+from normalize.sources import Allowance, SourceConfig
 
 
 def partnet(root, **kwargs) -> SourceConfig:

@@ -11,10 +11,11 @@ import pytest
 import trimesh
 from verify_assets import write
 
-from normalize.adapters import get_adapter
+from normalize.adapters import discover, get_adapter
 from normalize.adapters.sdf import read_joints
+from normalize.discovery import Candidate
 from normalize.errors import AssetError
-from normalize.sources import Allowance, Candidate, SourceConfig, discover
+from normalize.sources import Allowance, SourceConfig
 from normalize.transforms import axis_angle_matrix
 
 ADAPTER = get_adapter("sdf")

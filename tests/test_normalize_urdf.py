@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from verify_assets import urdf_source, write
 
+from normalize.adapters import discover
 from normalize.errors import AssetError
-from normalize.sources import discover
 from normalize.urdf import read_urdf
 
 BOX_OBJ = """v 0 0 0
@@ -336,8 +336,8 @@ def test_infinite_prismatic_limits_only_when_asked(tmp_path):
 
 def test_entries_leaving_the_root_or_not_files_are_candidates_refused_on_load(tmp_path):
     """Discovery accounts for every match; loading refuses what it must never read."""
-    from normalize.adapters import get_adapter
-    from normalize.sources import SourceConfig, discover
+    from normalize.adapters import discover, get_adapter
+    from normalize.sources import SourceConfig
 
     outside = tmp_path / "outside"
     outside.mkdir()

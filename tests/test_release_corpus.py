@@ -26,7 +26,7 @@ from export import release
 from export.digests import sha256_file
 from export.manifests import TABLES
 from flows.commands import build_release
-from normalize.sources import discover
+from normalize.adapters import discover
 from pipeline.build import BuildConfig
 from verify.loaders import yourdfpy_problems
 

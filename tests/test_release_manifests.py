@@ -22,9 +22,9 @@ from export.manifests import (
     to_table,
     write_table,
 )
+from normalize.adapters import discover
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, Mimic
 from normalize.run import normalize_candidate
-from normalize.sources import discover
 
 
 def pose(xyz=(0, 0, 0)):

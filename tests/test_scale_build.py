@@ -15,7 +15,8 @@ import schemas
 from export import release
 from export.manifests import TABLES
 from flows.commands import build_release
-from normalize.sources import discover, load_sources
+from normalize.adapters import discover
+from normalize.sources import load_sources
 from pipeline.build import BuildConfig
 from samples.generate import generate_library
 

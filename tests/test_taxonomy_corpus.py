@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from normalize.adapters import get_adapter
+from normalize.discovery import make_object_id
 from normalize.errors import AssetError
 from normalize.model import ArticulatedObject, Link, SourceInfo
-from normalize.sources import make_object_id
 from taxonomy import UNASSIGNED, categorize, load_overrides, load_taxonomy, review_rows
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"

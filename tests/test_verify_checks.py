@@ -13,10 +13,11 @@ from verify_assets import CUBE_OBJ, box, door_urdf, hollow_cabinet_urdf, mesh, u
 import metric
 import schemas
 import verify
+from normalize.adapters import discover
 from normalize.errors import AssetError
 from normalize.model import ArticulatedObject, Inertial, Joint, Link
 from normalize.run import normalize_candidate
-from normalize.sources import Allowance, discover
+from normalize.sources import Allowance
 from normalize.urdf import read_object
 from verify import rejection_report, verify_object
 from verify.checks import flagged, kinematics

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 import schemas
-from normalize.sources import discover, load_sources
+from normalize.adapters import discover
+from normalize.sources import load_sources
 from verify.validate import report_document, validate_candidates
 
 #: Checks that prove normalization changed the representation, not the motion.

@@ -15,9 +15,10 @@ from verify_assets import CUBE_OBJ, box, door_urdf, mesh, urdf_source, write
 import normalize.adapters.mjcf as mjcf_adapter
 import normalize.adapters.sdf as sdf_adapter
 import normalize.adapters.urdf as urdf_adapter
+from normalize.adapters import discover
 from normalize.errors import AssetError
 from normalize.run import normalize_candidate
-from normalize.sources import Allowance, SourceConfig, discover
+from normalize.sources import Allowance, SourceConfig
 from verify import verify_object
 
 

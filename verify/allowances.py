@@ -24,11 +24,12 @@ from pathlib import Path
 
 import schemas
 from normalize import inputs
+from normalize.discovery import Candidate
 from normalize.errors import AssetError
 from normalize.paths import is_inside
 from normalize.safe_xml import read_limited
 from normalize.safe_yaml import YamlError, parse_yaml
-from normalize.sources import Allowance, Candidate
+from normalize.sources import Allowance
 from verify.report import CheckResult
 
 ALLOWANCES_FILE = "arena-allowances.yaml"

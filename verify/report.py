@@ -160,7 +160,7 @@ def rejection_report(candidate, error) -> VerificationReport:
     """The report of an object that normalization refused: failed, with one error check whose
     id is the rejection code (e.g. `xml.malformed`, `mesh.missing`, `model.cycle`).
 
-    `candidate` is a `normalize.sources.Candidate`, `error` a `normalize.errors.AssetError`.
+    `candidate` is a `normalize.discovery.Candidate`, `error` a `normalize.errors.AssetError`.
     """
     element = error.element or (f"file {error.path}" if error.path else None)
     check = CheckResult(error.code, "error", False, str(error), element=element)

@@ -39,10 +39,12 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from normalize.adapters import discover
+from normalize.discovery import Candidate
 from normalize.errors import AssetError
 from normalize.files import broken_link, xml_root
 from normalize.paths import is_inside
-from normalize.sources import Candidate, SourceConfig, discover
+from normalize.sources import SourceConfig
 from normalize.workers import (
     OBJECT_MEMORY_ENV,
     OBJECT_SECONDS_ENV,

@@ -17,6 +17,7 @@ import numpy as np
 
 from normalize.adapters.registry import register
 from normalize.changes import Change, shape_dropped
+from normalize.discovery import Candidate, discover_entries
 from normalize.errors import AssetError, ClosedLoopError
 from normalize.files import regular_status
 from normalize.limits import MAX_INCLUDES, MAX_MAGNITUDE, check_count
@@ -43,7 +44,7 @@ from normalize.mujoco_warnings import captured
 from normalize.multidof import decompose_joint
 from normalize.paths import confine, is_inside, realpath
 from normalize.safe_xml import parse_xml_bytes, read_limited
-from normalize.sources import Candidate, SourceConfig, discover_entries
+from normalize.sources import SourceConfig
 from normalize.transforms import from_rotation_translation, invert, quaternion_matrix
 
 DEFAULT_ENTRY = "**/*.xml"

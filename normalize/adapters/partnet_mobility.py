@@ -24,11 +24,12 @@ from normalize import inputs
 from normalize.adapters.registry import register
 from normalize.adapters.urdf import load_urdf_candidate
 from normalize.changes import Change
+from normalize.discovery import Candidate, list_source
 from normalize.errors import AssetError
 from normalize.model import ArticulatedObject
 from normalize.paths import is_inside
 from normalize.safe_xml import read_limited
-from normalize.sources import Candidate, SourceConfig, list_source
+from normalize.sources import SourceConfig
 
 DEFAULT_ENTRY = "mobility.urdf"
 MAX_LABEL_BYTES = 4 * 1024 * 1024

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from normalize.discovery import Candidate
 from normalize.model import ArticulatedObject
-from normalize.sources import Candidate, SourceConfig
+from normalize.sources import SourceConfig
 
 
 class Adapter(Protocol):

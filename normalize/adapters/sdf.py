@@ -19,6 +19,7 @@ import numpy as np
 from normalize.adapters.mjcf import discover_xml_entries
 from normalize.adapters.registry import register
 from normalize.changes import Change, shape_dropped
+from normalize.discovery import Candidate
 from normalize.errors import AssetError, ClosedLoopError, DuplicateNameError
 from normalize.files import regular_status
 from normalize.limits import MAX_INCLUDES, check_count
@@ -36,7 +37,7 @@ from normalize.model import (
 from normalize.multidof import decompose_joint
 from normalize.paths import confine, realpath, resolve_reference
 from normalize.safe_xml import parse_xml, parse_xml_bytes, read_limited
-from normalize.sources import Candidate, SourceConfig
+from normalize.sources import SourceConfig
 from normalize.transforms import (
     from_rotation_translation,
     invert,

@@ -15,10 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from normalize.adapters.registry import register
+from normalize.discovery import Candidate, discover_entries
 from normalize.files import xml_root
 from normalize.model import ArticulatedObject, SourceInfo
 from normalize.paths import confine, is_inside
-from normalize.sources import Candidate, SourceConfig, discover_entries
+from normalize.sources import SourceConfig
 from normalize.urdf import read_urdf
 
 DEFAULT_ENTRY = "**/*.urdf"
