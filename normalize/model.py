@@ -288,13 +288,15 @@ class Joint:
 @dataclass(frozen=True)
 class SourceInfo:
     """Where an object came from. `labels` holds source annotations (e.g. PartNet `model_cat`,
-    semantics); `extra` anything else an adapter wants to keep."""
+    semantics); `changes` what the adapter repaired or noted while reading it (every one
+    recorded, none silent); `extra` anything else an adapter wants to keep."""
 
     library: str = ""
     source_id: str = ""
     source_path: str = ""
     license: str = ""
     labels: Mapping[str, object] = field(default_factory=dict)
+    changes: tuple[Change, ...] = ()
     extra: Mapping[str, object] = field(default_factory=dict)
 
 

@@ -9,7 +9,7 @@ writes `out_root/objects/<object_id>/object.urdf` (+ `meshes/`) and returns a `N
 
 - `raw`: the adapter's object, source frame and names. Adapters put the fixes they made while
   reading (axis normalized, limits swapped by an allowance, multi-DOF decomposition, ...) in
-  `raw.source.extra["changes"]`.
+  `raw.source.changes`.
 - `reference`: `raw` with the semantic changes (helical pairs composed, rest pose re-anchored),
   still in the source frame with source names.
 - `placement` (4x4 rigid) and `scale` (float): `reference.transformed(placement, scale)` is the
@@ -112,7 +112,7 @@ def normalize_candidate(candidate: Candidate, out_root: Path) -> NormalizeResult
             check_names(raw, candidate.path)
             check_values(raw, candidate.path, source.scale)
             check_depth(raw, candidate.path)
-        changes = list(raw.source.extra.get("changes", ()))
+        changes = list(raw.source.changes)
         with _phase("convention"):
             reference, semantic = reference_object(raw)
             canonical = canonicalize(

@@ -472,7 +472,7 @@ def test_sdf_ellipsoid_is_kept_and_heightmap_dropped(tmp_path):
     obj = load_raw(tmp_path, {"m.sdf": sdf(body)})
     (egg,) = obj.link_map["a"].visuals
     assert egg.kind == "ellipsoid" and egg.size == (0.1, 0.2, 0.3)
-    codes = [c.code for c in obj.source.extra["changes"]]
+    codes = [c.code for c in obj.source.changes]
     assert codes == ["geometry.shape_dropped"]
     (record,) = obj.source.extra["dropped_shapes"]
     assert record["kind"] == "heightmap" and math.isclose(record["area"], 2 * (100 + 10 + 10))

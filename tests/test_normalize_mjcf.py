@@ -88,7 +88,7 @@ def test_corpus_object_loads_with_expected_joints_couplings_and_changes(object_i
     found = {j.name: (j.mimic.joint, j.mimic.multiplier) for j in obj.joints if j.mimic}
     assert found == mimics
     recorded: dict[str, int] = {}
-    for change in obj.source.extra["changes"]:
+    for change in obj.source.changes:
         recorded[change.code] = recorded.get(change.code, 0) + 1
     assert recorded == codes
     assert obj.source.labels["robot_name"] == obj.name
@@ -352,7 +352,7 @@ def test_multi_joint_body_ball_free_bodies_and_mesh_frames(complex_model):
     assert [n for n in names if n.startswith("j_")] == chain
     loose = obj.parent_joint["loose"]
     assert (loose.type, loose.parent, loose.name) == ("fixed", "world", "loose__joint0")
-    codes = [c.code for c in obj.source.extra["changes"]]
+    codes = [c.code for c in obj.source.changes]
     assert codes.count("mjcf.free_joint_fixed") == 1
     assert codes.count("mjcf.body_excluded") == 1
     assert codes.count("joint.decomposed") == 1
@@ -394,7 +394,7 @@ def test_linear_joint_equality_is_a_mimic_and_a_quadratic_one_is_recorded(tmp_pa
     mimic = obj.joint_map["h1"].mimic
     assert (mimic.joint, mimic.multiplier, mimic.offset) == ("h0", -2.0, 0.2)
     assert obj.joint_map["h2"].mimic is None
-    assert "mjcf.equality_ignored" in [c.code for c in obj.source.extra["changes"]]
+    assert "mjcf.equality_ignored" in [c.code for c in obj.source.changes]
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,7 @@ def test_raw_joints_equal_the_sidecar_truth(sample_library, fmt):
             if joint["type"] == "helical":
                 assert math.isclose(abs(screws.pitch[i]), abs(joint["pitch"]), rel_tol=1e-9)
         quirks = set(truth["quirks"])
-        codes = {c.code for c in obj.source.extra["changes"]}
+        codes = {c.code for c in obj.source.changes}
         assert ("non_unit_axis" in quirks) == ("axis.normalized" in codes)
         assert ("limits_upper_first" in quirks) == ("limits.swapped" in codes)
 

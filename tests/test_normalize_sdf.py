@@ -264,7 +264,7 @@ def test_limits_unbounded_one_sided_reversed_and_allowed(tmp_path):
     assert obj.joint_map["free_turn"].type == "continuous"
     assert (obj.joint_map["huge"].lower, obj.joint_map["huge"].upper) == (-math.inf, math.inf)
     assert obj.joint_map["turn"].type == "continuous"
-    assert [c.code for c in obj.source.extra["changes"]] == ["sdf.revolute_unbounded"]
+    assert [c.code for c in obj.source.changes] == ["sdf.revolute_unbounded"]
 
     write(tmp_path, {"one.sdf": sdf(link("a") + link("b") + joint(
         "j", "prismatic", "a", "b", limit="<lower>0</lower>"))})  # fmt: skip
@@ -279,7 +279,7 @@ def test_limits_unbounded_one_sided_reversed_and_allowed(tmp_path):
     allowance = Allowance("limits.reversed", "written upper first", ("rev",))
     obj = load(tmp_path, "rev.sdf", allowances=(allowance,))
     assert (obj.joint_map["j"].lower, obj.joint_map["j"].upper) == (-1.0, 1.0)
-    assert [c.code for c in obj.source.extra["changes"]] == ["limits.swapped"]
+    assert [c.code for c in obj.source.changes] == ["limits.swapped"]
 
 
 def test_universal_revolute2_ball_and_screw_joints(tmp_path):
@@ -305,7 +305,7 @@ def test_universal_revolute2_ball_and_screw_joints(tmp_path):
     }  # fmt: skip
     assert obj.joint_map["nut"].pitch == 1e-3  # -1 / thread_pitch: 1 mm per radian
     assert (obj.joint_map["nut"].lower, obj.joint_map["nut"].upper) == (-1.0, 2.0)
-    codes = [c.code for c in obj.source.extra["changes"]]
+    codes = [c.code for c in obj.source.changes]
     assert codes.count("joint.decomposed") == 3 and codes.count("axis.normalized") == 1
 
 
@@ -350,7 +350,7 @@ def test_geometry_inertial_and_model_uri_meshes(tmp_path):
     assert len(body.collisions) == 1  # the plane is skipped and recorded
     assert np.allclose(body.inertial.inertia, np.diag([2, 1, 3]))
     assert np.allclose(body.inertial.com, [0.1, 0, 1])
-    assert [c.code for c in obj.source.extra["changes"]] == ["sdf.geom_skipped"]
+    assert [c.code for c in obj.source.changes] == ["sdf.geom_skipped"]
 
 
 def test_includes_are_nested_models_and_not_candidates(tmp_path):
@@ -404,7 +404,7 @@ def test_model_config_is_read_under_the_source_size_limit(tmp_path):
 def test_a_bogus_xml_version_is_repaired_with_a_record(tmp_path):
     text = sdf(link("a")).replace('<?xml version="1.0"?>', '<?xml version="0.0"?>')
     write(tmp_path, {"m.sdf": text})
-    changes = load(tmp_path, "m.sdf").source.extra["changes"]
+    changes = load(tmp_path, "m.sdf").source.changes
     assert [c.code for c in changes] == ["xml.version_repaired"]
 
 
@@ -482,6 +482,6 @@ def test_an_undeclared_namespace_prefix_is_read_as_sdformat_does(tmp_path):
     write(tmp_path, {"m.sdf": sdf(body)})
     obj = load(tmp_path, "m.sdf")
     assert [j.name for j in obj.joints if j.moving] == ["j"]
-    assert "xml.undeclared_prefix" in [c.code for c in obj.source.extra["changes"]]
+    assert "xml.undeclared_prefix" in [c.code for c in obj.source.changes]
     write(tmp_path, {"bad.sdf": sdf(body).replace("</model>", "</modle>")})
     assert refused(tmp_path, "bad.sdf").code == "xml.malformed"  # not every error is recovered

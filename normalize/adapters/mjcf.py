@@ -729,8 +729,8 @@ def model_to_object(model, candidate: Candidate, changes=()) -> ArticulatedObjec
         source_path=candidate.source_path,
         license=source.license,
         labels=labels,
+        changes=tuple(build.changes),
         extra={
-            "changes": tuple(build.changes),
             "source_frames": {k: v for k, v in build.body_frames.items()},
             "dropped_shapes": tuple(build.dropped),
         },

@@ -117,6 +117,5 @@ class PartNetMobilityAdapter:
         variants = sorted(p.name for p in folder.glob("*.urdf") if p.name != candidate.path.name)
         labels.update(folder=folder.name, urdf=candidate.path.name, variants=variants)
         obj = load_urdf_candidate(candidate, candidate.path, labels)
-        extra = dict(obj.source.extra)
-        extra["changes"] = tuple(notes) + tuple(extra.get("changes", ()))
-        return obj.replace(source=replace(obj.source, extra=extra))
+        changes = (*notes, *obj.source.changes)
+        return obj.replace(source=replace(obj.source, changes=changes))

@@ -828,8 +828,8 @@ class _SdfReader:
         info = SourceInfo(
             library=self.source.name,
             labels={"robot_name": name},
+            changes=tuple(self.changes),
             extra={
-                "changes": tuple(self.changes),
                 "source_frames": source_frames,
                 "dropped_shapes": tuple(self.dropped),
             },
@@ -988,6 +988,7 @@ class SdfAdapter:
                 "robot_name": obj.source.labels["robot_name"],
                 "folder": Path(candidate.source_path).parent.as_posix(),
             },
+            changes=obj.source.changes,
             extra=dict(obj.source.extra),
         )
         return obj.replace(source=info)

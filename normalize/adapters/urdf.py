@@ -6,7 +6,7 @@ candidate; its source_id is the path relative to the
 root without the suffix (a folder with three URDF variants gives three objects).
 Loading: `normalize.urdf.read_urdf` confined to the source root, `package://` resolved against
 the configured package roots and by walking up to the root. The fixes made while reading are
-returned in `object.source.extra["changes"]`; `labels["robot_name"]` is the <robot> name and
+returned in `object.source.changes`; `labels["robot_name"]` is the <robot> name and
 `labels["folder"]` the entry's folder relative to the root.
 """
 
@@ -29,7 +29,7 @@ XML_ENTRY = "**/*.xml"  # taken when the file's root element is <robot>
 def load_urdf_candidate(candidate: Candidate, entry: Path, labels: dict) -> ArticulatedObject:
     """Read `entry` for `candidate` with the source's settings; the raw object carries the
     source information, `labels` plus robot_name, and the reading changes in
-    `source.extra["changes"]`."""
+    `source.changes`."""
     source = candidate.source
     confine(entry, source.path)
     changes: list = []
@@ -49,7 +49,7 @@ def load_urdf_candidate(candidate: Candidate, entry: Path, labels: dict) -> Arti
         source_path=candidate.source_path,
         license=source.license,
         labels={**labels, "robot_name": obj.source.labels.get("robot_name")},
-        extra={"changes": tuple(changes)},
+        changes=tuple(changes),
     )
     return obj.replace(source=info)
 
