@@ -64,7 +64,7 @@ from normalize.paths import is_inside, resolve_reference
 MESH_DENSITY = 1000.0  # kg/m^3, water: the uniform density of computed inertials
 SHELL_THICKNESS = 0.001  # m: flat meshes (no enclosed volume) are weighed as a thin shell
 WALL_THICKNESS = 0.015  # m: a hollow part (a carcass, a housing) weighed as walls of a board
-MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf")
+MESH_SUFFIXES = (".obj", ".stl", ".dae", ".glb", ".gltf", ".msh")
 MAX_MESH_BYTES = 256 * 1024 * 1024
 #: Triangles (and a third of the vertices) of one mesh file, counted from its bytes before it
 #: is parsed (`mesh.too_many_triangles`); real meshes have up to a few hundred thousand
@@ -690,6 +690,9 @@ def counted_triangles(data: bytes, suffix: str) -> int:
     if suffix in (".glb", ".gltf"):
         document = _gltf_json(data, suffix)
         return 0 if document is None else _gltf_triangles(document)
+    if suffix == ".msh":
+        counts = _msh_counts(data)
+        return 0 if counts is None else max(counts[3], counts[0] // 3)
     return 0
 
 
@@ -843,11 +846,51 @@ def _obj_arrays(data: bytes) -> list[tuple[np.ndarray, np.ndarray]] | None:
     ]
 
 
+MSH_HEADER = np.dtype("<i4")  # nvertex, nnormal, ntexcoord, nface
+
+
+def _msh_counts(data: bytes) -> tuple[int, int, int, int] | None:
+    """The four counts of a MuJoCo binary mesh's header, None when it has none."""
+    if len(data) < 4 * MSH_HEADER.itemsize:
+        return None
+    return tuple(int(v) for v in np.frombuffer(data, MSH_HEADER, 4))
+
+
+def _msh_arrays(data: bytes, path: Path, element) -> tuple[np.ndarray, np.ndarray, list]:
+    """(vertices, faces, notes) of MuJoCo's legacy binary mesh (.msh): four int32 counts
+    (vertices, normals, texture coordinates, faces), then float32 vertices (3 each), normals
+    (3), texture coordinates (2) and int32 faces (3 vertex indices each), little-endian. A
+    mesh without faces is its vertices' convex hull, as MuJoCo makes it."""
+    counts = _msh_counts(data)
+    if counts is None or min(counts) < 0:
+        raise _corrupt(path, "its .msh header is not four non-negative counts", element)
+    nvertex, nnormal, ntexcoord, nface = counts
+    expected = 16 + 4 * (3 * nvertex + 3 * nnormal + 2 * ntexcoord + 3 * nface)
+    if len(data) != expected:
+        raise _corrupt(
+            path, f"its .msh header announces {expected} bytes, the file has {len(data)}", element
+        )
+    vertices = np.frombuffer(data, "<f4", 3 * nvertex, 16).reshape(-1, 3).astype(float)
+    start = 16 + 4 * (3 * nvertex + 3 * nnormal + 2 * ntexcoord)
+    faces = np.frombuffer(data, "<i4", 3 * nface, start).reshape(-1, 3).astype(np.int64)
+    notes = []
+    if nface == 0 and nvertex >= 4:
+        hull = _convex_hull(vertices)
+        if hull is not None:
+            found = {tuple(v): i for i, v in enumerate(vertices.tolist())}
+            faces = np.array([[found[tuple(c)] for c in tri.tolist()] for tri in hull])
+            notes.append(("mesh.hull_faces", f"{path.name}: no faces; its convex hull, as MuJoCo"))
+    return vertices, faces, notes
+
+
 def _parse(
     data: bytes, path: Path, root: Path | None, element: str | None = None
 ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, str], ...]]:
     """(vertices in metres, faces, notes) of a mesh file's bytes."""
     suffix = path.suffix.lower()
+    if suffix == ".msh":
+        vertices, faces, notes = _msh_arrays(data, path, element)
+        return vertices, faces, tuple(notes)
     kwargs: dict = {"file_type": suffix[1:], "process": False}
     if suffix in (".obj", ".glb", ".gltf"):
         kwargs["skip_materials"] = True

@@ -19,6 +19,8 @@ from normalize.adapters import discover, get_adapter
 from normalize.adapters.mjcf import compile_mjcf, mujoco_names
 from normalize.discovery import Candidate
 from normalize.errors import AssetError
+from normalize.meshes import load_mesh
+from normalize.run import normalize_candidate
 from normalize.sources import SourceConfig
 
 ADAPTER = get_adapter("mjcf")
@@ -457,3 +459,53 @@ def test_oversized_mesh_is_refused_before_mujoco_reads_it(complex_model):
     size = (complex_model / "robot/assets/brick.stl").stat().st_size
     error = refused(complex_model, "robot/complex.xml", max_file_bytes=size - 1)
     assert error.code == "file.too_large"
+
+
+def write_msh(path: Path, vertices, faces, normals=(), texcoords=()) -> Path:
+    """MuJoCo's legacy binary mesh, written from its specification: four int32 counts
+    (vertices, normals, texture coordinates, faces), then float32 vertices, normals and
+    texture coordinates and int32 faces, little-endian."""
+    arrays = [
+        np.asarray(vertices, "<f4").reshape(-1, 3),
+        np.asarray(normals, "<f4").reshape(-1, 3),
+        np.asarray(texcoords, "<f4").reshape(-1, 2),
+    ]
+    faces = np.asarray(faces, "<i4").reshape(-1, 3)
+    head = np.array([len(a) for a in arrays] + [len(faces)], "<i4")
+    path.write_bytes(head.tobytes() + b"".join(a.tobytes() for a in arrays) + faces.tobytes())
+    return path
+
+
+CUBE_VERTICES = [[x, y, z] for z in (0, 0.1) for y in (0, 0.1) for x in (0, 0.1)]
+CUBE_FACES = [[0, 2, 1], [1, 2, 3], [4, 5, 6], [5, 7, 6], [0, 1, 4], [1, 5, 4]]
+CUBE_FACES += [[2, 6, 3], [3, 6, 7], [0, 4, 2], [2, 4, 6], [1, 3, 5], [3, 7, 5]]
+MSH_MODEL = """<mujoco model="m"><asset><mesh name="part" file="part.msh"/></asset>
+<worldbody><body name="a"><geom type="box" size="0.1 0.1 0.1"/>
+<body name="b" pos="0 0 0.3"><joint name="j" type="hinge" axis="0 0 1" range="0 1"/>
+<geom type="mesh" mesh="part"/></body></body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("faces", [CUBE_FACES, []], ids=["faces", "vertices only"])
+def test_a_mujoco_binary_mesh_is_read_as_mujoco_reads_it(tmp_path, faces):
+    """A .msh file (with normals and texture coordinates, or with vertices only, which MuJoCo
+    closes with their convex hull) is read with MuJoCo's triangles and shipped as OBJ."""
+    folder = tmp_path / "lib" / "obj"
+    folder.mkdir(parents=True)
+    write_msh(folder / "part.msh", CUBE_VERTICES, faces, np.ones((8, 3)), np.zeros((8, 2)))
+    (folder / "m.xml").write_text(MSH_MODEL)
+    compiled = mujoco.MjModel.from_xml_path(str(folder / "m.xml"))
+    mesh = load_mesh(folder / "part.msh")
+    assert len(mesh.faces) == int(compiled.mesh_facenum[0]) == 12
+    np.testing.assert_allclose(mesh.vertices, np.asarray(CUBE_VERTICES), atol=1e-7)
+    [candidate] = discover(SourceConfig(name="m", format="mjcf", path=folder.parent, license="t"))
+    result = normalize_candidate(candidate, tmp_path / "out")
+    assert "mesh.converted" in [c.code for c in result.changes]
+    assert list(result.urdf_path.parent.glob("meshes/*.obj"))
+
+
+def test_a_truncated_mujoco_binary_mesh_is_corrupt(tmp_path):
+    path = write_msh(tmp_path / "part.msh", CUBE_VERTICES, CUBE_FACES)
+    path.write_bytes(path.read_bytes()[:-4])
+    with pytest.raises(AssetError) as caught:
+        load_mesh(path)
+    assert caught.value.code == "mesh.corrupt" and "announces" in str(caught.value)
