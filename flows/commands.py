@@ -17,7 +17,7 @@ from pathlib import Path
 from duplicates import load_settings as load_duplicate_settings
 from export import release
 from normalize.errors import WriteFailed, write_failure
-from normalize.files import broken_link
+from normalize.files import broken_link, empty_folder
 from normalize.sources import load_sources, overrides_file
 from pipeline.build import (
     BuildConfig,
@@ -145,6 +145,15 @@ def build_command(
         release.check_out(out)
     except (release.ReleaseError, ValueError) as exc:  # SourcesFileError, TaxonomyError...
         return _fail("build", str(exc), EXIT_USAGE)
+    empty = [c for c in configs if not c.allow_empty and empty_folder(c.path)]
+    if empty:  # said before anything starts (Prefect's server among them)
+        named = ", ".join(f"{c.name!r} ({c.path})" for c in empty)
+        return _fail(
+            "build",
+            f"source folder(s) empty: {named}; fix the path, or set `allow_empty: true` for the "
+            "source in the sources file",
+            EXIT_USAGE,
+        )
     if version is not None and version == previous_version:
         return _fail(
             "build",

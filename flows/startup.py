@@ -187,24 +187,20 @@ def build_with_prefect(
 ) -> BuildResult:
     """One release build as Prefect flows (`flows.build.run_flow`), with everything that
     needs no Prefect done before waiting for `server` (None: the API is configured and up).
-    A failure before the flow (a source that cannot be read) still becomes a Failed flow run.
-    When every object comes from the cache, the release is published before the wait, and the
-    flow run records it afterwards."""
+    A source that discovery cannot use (missing, empty, unreadable) ends the build at once,
+    before any wait for the server, as the command's own one-line error. When every object
+    comes from the cache, the release is published before the wait, and the flow run records
+    it afterwards; a failure there becomes a Failed flow run."""
     with (
         staged_build(config, called) as staged,
         progress or NoProgress() as shown,
         worker_pool(config),
     ):
         prepared, started, failure = [], {}, None
-        try:
-            for source in config.sources:
-                prepared.append(prepare_source(source, staged.settings, shown))
-                if config.runner == "process" and prepared[-1].misses:
-                    started[source.name] = start_batches(
-                        prepared[-1].misses, staged.settings, config
-                    )
-        except Exception as exc:  # recorded as the flow run's failure
-            failure = exc
+        for source in config.sources:
+            prepared.append(prepare_source(source, staged.settings, shown))
+            if config.runner == "process" and prepared[-1].misses:
+                started[source.name] = start_batches(prepared[-1].misses, staged.settings, config)
         finished = None
         if failure is None and not any(p.misses for p in prepared):
             # Nothing to compute: the release is assembled and published now, and the flow

@@ -148,6 +148,16 @@ def read_head(path: str | os.PathLike, n: int) -> bytes | None:
         os.close(fd)
 
 
+def empty_folder(path: str | os.PathLike) -> bool:
+    """Whether `path` is a folder with nothing in it (False when it cannot be listed: whoever
+    lists it next says why)."""
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
+
+
 def broken_link(path: str | os.PathLike) -> str | None:
     """Why `path` cannot be followed when a symbolic link on its way leads nowhere: "is a
     symbolic link loop", or "is a symbolic link to X, which does not exist"; None when it

@@ -6,8 +6,12 @@ are listed in the build summary, release.json and the card."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from verify_assets import door_urdf, urdf_source, write
 
@@ -15,6 +19,8 @@ from flows.commands import EXIT_FAILED, EXIT_OK, build_command
 from normalize.adapters import discover
 from normalize.discovery import skipped_files
 from normalize.sources import load_sources
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_skipped_files_by_reason(tmp_path):
@@ -119,3 +125,27 @@ def test_allow_empty_builds_and_every_skipped_file_is_reported(tmp_path, capsys)
     assert "## Discovery" in card
     assert "| empty | 0 | other_format | 1 | readme.xml |" in card
     assert "Sources without any candidate (allowed by `allow_empty`): empty." in card
+
+
+@pytest.mark.parametrize("runner", ["local", "process"])
+def test_an_empty_source_folder_is_said_before_anything_starts(tmp_path, runner):
+    """An empty folder is a usage error said in one line before the build starts anything
+    (Prefect's server included), as a missing folder is; a folder holding only files that are
+    no candidates is said once discovery has run (the test above), before the server too."""
+    write(tmp_path / "library" / "doors", {"door.urdf": door_urdf()})
+    (tmp_path / "library" / "nothing").mkdir()
+    sources = tmp_path / "library" / "sources.yaml"
+    sources.write_text(
+        "sources:\n  - {name: doors, format: urdf, path: doors, license: t}\n"
+        "  - {name: nothing, format: urdf, path: nothing, license: t}\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "flows.cli", "build", "--sources", str(sources)]
+    command += ["--out", str(tmp_path / "out"), "--runner", runner, "--no-cache"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"arena build: source folder(s) empty: 'nothing' ({tmp_path / 'library' / 'nothing'}); "
+        "fix the path, or set `allow_empty: true` for the source in the sources file"
+    ]
+    assert not (tmp_path / "out").exists()
