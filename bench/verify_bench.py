@@ -41,7 +41,7 @@ from normalize.sources import SourceConfig, load_sources
 from samples.generate import generate_library
 from verify import FAMILIES as CHECK_FAMILIES
 from verify import verify_object
-from verify.checks import Context, fidelity, geometry, simulator, structure
+from verify.checks import Context, fidelity, geometry, shape_points, simulator, structure
 from verify.validate import validate_candidates
 
 REPO = Path(__file__).resolve().parents[1]
@@ -144,7 +144,7 @@ def fidelity_costs(out: Path, repeat: int) -> dict:
         ctx = Context(result, source)
         structure.read_back(ctx)
         geometry.run(ctx)
-        fidelity._HULLS.clear()  # cold: the mesh hulls are computed once per mesh content
+        shape_points._HULLS.clear()  # cold: the mesh hulls are computed once per mesh content
         _, cold = timed(lambda c=ctx: fidelity.run(c), 1)
         _, warm = timed(lambda c=ctx: fidelity.run(c), repeat)
         figures[object_id] = {
