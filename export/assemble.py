@@ -26,6 +26,7 @@ from duplicates.report import counts as duplicate_counts
 from export import card, manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
 from export.selection import SPLITS, assign_splits
+from normalize.safe_yaml import load_yaml
 from normalize.sources import PROVENANCE_KEYS
 from previews.browser import browser_data, write_browser
 from previews.card import card_section
@@ -41,6 +42,22 @@ def _relative_to_source(run, path: str) -> str:
     return relative.replace(os.sep, "/")
 
 
+def _shippable_reject(reject: dict, source, staging: Path) -> dict:
+    """A rejects row without the build machine's paths: its file relative to the source root
+    (`..` where it lies outside), and in its message every source or package root and the
+    staging folder written as `<source>/`, `<package root>/` and `<release>/`."""
+    names = [(str(source.path), "<source>")]
+    names += [(str(root), "<package root>") for root in source.package_roots]
+    names.append((str(Path(staging).absolute()), "<release>"))
+    message = reject["message"]
+    for folder, name in sorted(names, key=lambda n: -len(n[0])):
+        message = message.replace(folder + os.sep, name + "/").replace(folder, name)
+    path = reject["path"]
+    if path is not None and os.path.isabs(path):
+        path = os.path.relpath(path, source.path).replace(os.sep, "/")
+    return {**reject, "message": message, "path": path}
+
+
 def _source_files(run, outcome) -> list[dict]:
     """source_files rows of an accepted object: every file it read, with the digest the build
     computed (inputs that were missing or led out of the root have no digest and no row)."""
@@ -52,11 +69,34 @@ def _source_files(run, outcome) -> list[dict]:
 
 
 def _write_sources_file(staging: Path, runs: list, sources_file: Path | None) -> None:
+    """The sources file of the release: the build's own, as it is, unless it names folders by
+    absolute paths of the build machine; those (and the sources of a build without a file) are
+    written relative to the file's folder (else to the sources' common folder)."""
     if sources_file is not None:
-        shutil.copyfile(sources_file, staging / SOURCES_FILE)
-        return
-    entries = [run.source.as_dict() for run in runs]
-    (staging / SOURCES_FILE).write_text(yaml.safe_dump({"sources": entries}, sort_keys=False))
+        data = load_yaml(sources_file)
+        if not any(os.path.isabs(p) for s in data["sources"] for p in _source_folders(s)):
+            shutil.copyfile(sources_file, staging / SOURCES_FILE)
+            return
+        base = Path(sources_file).resolve().parent
+    else:
+        data = {"sources": [run.source.as_dict() for run in runs]}
+        base = Path(os.path.commonpath([str(run.source.path) for run in runs])) if runs else None
+    for source in data["sources"]:
+        source["path"] = _relative_folder(source["path"], base)
+        if source.get("package_roots"):
+            source["package_roots"] = [_relative_folder(p, base) for p in source["package_roots"]]
+    (staging / SOURCES_FILE).write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def _source_folders(source: dict) -> list[str]:
+    return [str(source["path"]), *map(str, source.get("package_roots") or ())]
+
+
+def _relative_folder(folder, base: Path | None) -> str:
+    folder = str(folder)
+    if base is None or not os.path.isabs(folder):
+        return folder
+    return os.path.relpath(folder, base).replace(os.sep, "/")
 
 
 def _snapshot(run) -> str:
@@ -135,7 +175,12 @@ def assemble_release(
     for o in accepted:
         for name in ("objects", "joints", "links", "review"):
             tables[name].extend(o["rows"].get(name, []))
-    tables["rejects"] = [o["reject"] for o in outcomes if not o["accepted"]]
+    source_of = {o["object_id"]: run.source for run in runs for o in run.outcomes}
+    tables["rejects"] = [
+        _shippable_reject(o["reject"], source_of[o["object_id"]], staging)
+        for o in outcomes
+        if not o["accepted"]
+    ]
     tables["source_files"] = [
         row
         for run in runs

@@ -20,6 +20,7 @@ from shipped_support import (
     renormalized_differences,
     validation_failures,
 )
+from test_release_paths import machine_paths_in
 
 import schemas
 from export import release
@@ -127,6 +128,11 @@ def test_every_object_has_its_source_url_revision_and_file_digests(corpus_releas
             assert sha256_file(source.path / r["path"]) == r["sha256"], r
     assert set(by_object) == {o["object_id"] for o in objects}
     assert (out / "sources.yaml").is_file()
+
+
+def test_no_shipped_file_holds_a_path_of_the_build_machine(corpus_release, corpus):
+    root, _, _ = corpus_release
+    assert machine_paths_in(root / "cold", [corpus, root]) == []
 
 
 def test_every_shipped_file_loads_without_a_printed_warning(corpus_release):
