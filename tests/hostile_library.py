@@ -35,6 +35,8 @@ from test_verify_hostile import HOSTILE, TWO_LINKS, joint, make_hostile, robot
 from verify_assets import CUBE_OBJ, box, door_urdf, mesh, write
 
 from flows.commands import build_command, build_release
+from normalize.sources import load_sources
+from pipeline.build import BuildConfig
 from samples.generate import generate_library
 
 #: What every hostile case must stay within (issue 20): the command's wall clock, on 2 cores,
@@ -256,6 +258,20 @@ def build(sources: Path, out: Path, cache_dir: Path | None, **options) -> int:
     roots = _roots(_sources_of(sources)) or [Path(sources).parent / "none"]
     with confined(roots, out, cache_dir, reads), bounded(f"the build of {sources}"):
         return build_command(sources=sources, out=out, cache_dir=cache_dir, **settings)
+
+
+def local_config(sources: Path, out: Path, cache_dir: Path | None = None) -> BuildConfig:
+    """The configuration of a build of the sources file `sources` without Prefect, in this
+    process and one worker, version "t"."""
+    return BuildConfig(
+        sources=load_sources(sources),
+        out=out,
+        version="t",
+        runner="local",
+        workers=1,
+        cache_dir=cache_dir,
+        live=False,
+    )
 
 
 def build_config(config, seconds: float = MAX_SECONDS, confine: bool = True):

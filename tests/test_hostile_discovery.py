@@ -10,12 +10,10 @@ import os
 
 import pyarrow.parquet as pq
 import pytest
-from hostile_library import build_config
+from hostile_library import build_config, local_config
 from verify_assets import door_urdf, write
 
 from normalize import discovery
-from normalize.sources import load_sources
-from pipeline.build import BuildConfig
 
 
 def _rows(out, table):
@@ -45,15 +43,7 @@ def test_four_objects_are_all_accounted_for(tmp_path, monkeypatch, fmt):
         return real_scandir(path)
 
     def build(out):
-        config = BuildConfig(
-            sources=load_sources(sources),
-            out=tmp_path / out,
-            version="t",
-            runner="local",
-            workers=1,
-            cache_dir=tmp_path / "cache",
-            live=False,
-        )
+        config = local_config(sources, tmp_path / out, tmp_path / "cache")
         return build_config(config)
 
     monkeypatch.setattr(discovery.os, "scandir", scandir)
@@ -82,15 +72,7 @@ def test_an_object_id_too_long_for_a_folder_name_is_shortened_with_a_hash(tmp_pa
     write(lib / "control", {"door.urdf": door_urdf()})
     sources = tmp_path / "sources.yaml"
     sources.write_text("sources:\n  - {name: lib, format: urdf, path: lib, license: t}\n")
-    config = BuildConfig(
-        sources=load_sources(sources),
-        out=tmp_path / "out",
-        version="t",
-        runner="local",
-        workers=1,
-        cache_dir=tmp_path / "cache",
-        live=False,
-    )
+    config = local_config(sources, tmp_path / "out", tmp_path / "cache")
     build_config(config)
     [row] = [r for r in _rows(tmp_path / "out", "objects") if r["source_id"] != "control/door"]
     assert len(row["object_id"]) == discovery.MAX_ID_LENGTH

@@ -7,11 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_library import build_config
+from hostile_library import build_config, local_config
 from verify_assets import door_urdf, mesh, write
-
-from normalize.sources import load_sources
-from pipeline.build import BuildConfig
 
 
 def machine_paths_in(release: Path, folders: list[Path]) -> list[str]:
@@ -36,15 +33,7 @@ def test_a_release_with_rejects_ships_no_path_of_the_build_machine(tmp_path):
     sources = tmp_path / "sources.yaml"
     sources.write_text(f"sources:\n  - {{name: lib, format: urdf, path: {library}, license: t}}\n")
     out = tmp_path / "release"
-    config = BuildConfig(
-        sources=load_sources(sources),
-        out=out,
-        version="t",
-        runner="local",
-        workers=1,
-        cache_dir=tmp_path / "cache",
-        live=False,
-    )
+    config = local_config(sources, out, tmp_path / "cache")
     result = build_config(config)
     assert {r["code"] for r in result.rejects} == {"xml.truncated", "mesh.missing"}
     assert machine_paths_in(out, [tmp_path]) == []
@@ -64,14 +53,7 @@ def test_rejects_name_files_relative_to_their_source(tmp_path, where):
     write(library / "nomesh", {"n.urdf": door_urdf(door_geometry=missing)})
     sources = tmp_path / "sources.yaml"
     sources.write_text(f"sources:\n  - {{name: lib, format: urdf, path: {library}, license: t}}\n")
-    config = BuildConfig(
-        sources=load_sources(sources),
-        out=tmp_path / "out",
-        version="t",
-        runner="local",
-        workers=1,
-        live=False,
-    )
+    config = local_config(sources, tmp_path / "out")
     build_config(config)
     [row] = pq.read_table(tmp_path / "out" / "manifest" / "rejects.parquet").to_pylist()
     expected = {"message": "<source>/nomesh/missing.obj", "path": "nomesh/n.urdf"}[where]
