@@ -60,6 +60,20 @@ def termination_raises():
         signal.signal(signal.SIGTERM, previous)
 
 
+def cache_line(cache_dir: Path | None) -> str:
+    """What the first line of a build says of its cache: where it is, and whether it holds
+    results of earlier builds (of this checkout or another: the default cache is the user's)."""
+    if cache_dir is None:
+        return "no cache (--no-cache): every object is computed"
+    stored = entries_since(cache_dir, 0.0)
+    if not stored:
+        return f"cache {cache_dir} (empty: every object is computed and stored there)"
+    return (
+        f"cache {cache_dir} (holds {stored} results of earlier builds, perhaps of another "
+        "checkout: unchanged objects are taken from it; --no-cache or --cache-dir to avoid it)"
+    )
+
+
 def _fail(command: str, message: str, code: int) -> int:
     print(f"arena {command}: {message}", file=sys.stderr)
     return code
@@ -180,6 +194,7 @@ def build_command(
         sources_file=Path(sources),
         duplicates=duplicate_settings,
     )
+    print(f"arena build: {cache_line(config.cache_dir)}", file=sys.stderr, flush=True)
     written = (Path(out).absolute().parent, config.cache_dir)
     started = time.time()
     try:

@@ -149,3 +149,23 @@ def test_an_empty_source_folder_is_said_before_anything_starts(tmp_path, runner)
         "fix the path, or set `allow_empty: true` for the source in the sources file"
     ]
     assert not (tmp_path / "out").exists()
+
+
+def test_the_first_line_of_a_build_says_which_cache_it_uses(tmp_path, capsys):
+    """Empty, holding results of earlier builds (perhaps of another checkout), or none."""
+    sources = sources_file(tmp_path, allow_empty=True)
+    cache = tmp_path / "cache"
+    common = dict(version="c", previous=None, batch_size=64, workers=1, runner="local")
+    common.update(dask_address=None, overrides=None)
+    for out, said in (("a", "(empty: every object"), ("b", "(holds 2 results of earlier builds")):
+        code = build_command(
+            sources=sources, out=tmp_path / out, cache_dir=cache, no_cache=False, **common
+        )
+        assert code == EXIT_OK
+        assert (
+            capsys.readouterr().err.splitlines()[0].startswith(f"arena build: cache {cache} {said}")
+        )
+    build_command(sources=sources, out=tmp_path / "c", cache_dir=None, no_cache=True, **common)
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "arena build: no cache (--no-cache): every object is computed"
+    )
