@@ -4,11 +4,18 @@ object, `find_duplicates` over all of them; see `duplicates.stage` for the polic
 
 from duplicates.keys import ObjectRecord, record_from_rows
 from duplicates.settings import load_settings
-from duplicates.stage import DuplicateResult, DuplicateSettings, PairEvidence, find_duplicates
+from duplicates.stage import (
+    DuplicateResult,
+    DuplicateSettings,
+    EvidenceCache,
+    PairEvidence,
+    find_duplicates,
+)
 
 __all__ = [
     "DuplicateResult",
     "DuplicateSettings",
+    "EvidenceCache",
     "ObjectRecord",
     "PairEvidence",
     "find_duplicates",

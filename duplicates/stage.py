@@ -32,10 +32,14 @@ naming the canonical id.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import multiprocessing
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import numpy as np
 from scipy.sparse import coo_matrix
@@ -87,6 +91,7 @@ class DuplicateResult:
     rows: list[dict]  # the duplicates table
     moved_out: dict[str, str]  # object_id -> canonical id (handling "move_out")
     evidence: list[PairEvidence] = field(default_factory=list)  # every measured pair
+    measured: int = 0  # pairs measured by this run (the others came from the cache)
 
     def is_canonical(self, object_id: str) -> bool:
         return self.cluster_of.get(object_id, object_id) == object_id
@@ -379,6 +384,81 @@ def _measure_all(by_id, pairs, common, overridden) -> dict[tuple[str, str], Pair
     return {pair: found[pair] for pair in pairs}
 
 
+# --------------------------------------------------------------------------- cache
+EVIDENCE_FORMAT = 1  # bump when the evidence of a pair changes meaning
+
+
+class EvidenceCache(Protocol):
+    """Where pair evidence is kept between builds, by content key (`pipeline.cache.ResultStore`)."""
+
+    def get(self, key: str) -> dict | None: ...
+
+    def put(self, key: str, value: dict) -> None: ...
+
+
+def _digest(value) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=np.ndarray.tolist)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def record_key(r: keys.ObjectRecord) -> str:
+    """The content of everything `measure` reads of one object: its record (without the
+    folder it is in now) and the bytes of its URDF (the meshes are in the record's digests)."""
+    fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name != "urdf"}
+    try:
+        urdf = hashlib.sha256(r.urdf.read_bytes()).hexdigest()
+    except OSError:
+        urdf = None
+    return _digest({**fields, "urdf": urdf})
+
+
+def pair_key(ka: str, kb: str, common: frozenset, full: bool) -> str:
+    """The cache key of a pair's evidence: both objects' record keys, the common digests
+    (stock parts held by many objects, no evidence) among theirs, and whether E_tree is
+    measured at every turn (`full`)."""
+    return _digest(
+        {"format": EVIDENCE_FORMAT, "a": ka, "b": kb, "common": sorted(common), "full": full}
+    )
+
+
+def evidence_to_json(e: PairEvidence) -> dict:
+    return dataclasses.asdict(e)
+
+
+def evidence_from_json(data: dict) -> PairEvidence:
+    kin = data["motion"]
+    return PairEvidence(
+        **{k: v for k, v in data.items() if k not in ("keys", "motion")},
+        keys=tuple(data["keys"]),
+        motion=None if kin is None else motion.MotionEvidence(**kin),
+    )
+
+
+def _evidence(by_id, pairs, common, overridden, cache: EvidenceCache | None):
+    """(pair -> evidence, pairs measured): from the cache where a pair's content is unchanged
+    (`pair_key`), else measured (`_measure_all`) and stored."""
+    if cache is None:
+        return _measure_all(by_id, pairs, common, overridden), len(pairs)
+    ids = {i for pair in pairs for i in pair}
+    content = {i: record_key(by_id[i]) for i in sorted(ids)}
+    pair_keys = {}
+    for a, b in pairs:
+        held = common & (by_id[a].mesh_digests | by_id[b].mesh_digests)
+        full = frozenset((a, b)) in overridden
+        pair_keys[(a, b)] = pair_key(content[a], content[b], held, full)
+    found = {}
+    for pair, key in pair_keys.items():
+        stored = cache.get(key)
+        if stored is not None:
+            found[pair] = evidence_from_json(stored)
+    todo = [pair for pair in pairs if pair not in found]
+    measured = _measure_all(by_id, todo, common, overridden) if todo else {}
+    for pair, e in measured.items():
+        cache.put(pair_keys[pair], evidence_to_json(e))
+    found.update(measured)
+    return {pair: found[pair] for pair in pairs}, len(todo)
+
+
 # --------------------------------------------------------------------------- clusters
 class _UnionFind:
     def __init__(self, ids):
@@ -412,8 +492,14 @@ def canonical_rank(record: keys.ObjectRecord, priority: tuple[str, ...]) -> tupl
     return (rank, -record.n_moving, record.status != "pass", record.object_id)
 
 
-def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSettings):
-    """Clusters, canonical members, table rows and moved-out objects (see the module)."""
+def find_duplicates(
+    records: list[keys.ObjectRecord],
+    settings: DuplicateSettings,
+    cache: EvidenceCache | None = None,
+):
+    """Clusters, canonical members, table rows and moved-out objects (see the module).
+    `cache`: pair evidence kept by content between builds (a pair whose objects did not change
+    is not measured again)."""
     records = sorted(records, key=lambda r: r.object_id)
     by_id = {r.object_id: r for r in records}
     pairs = keys.candidate_pairs(records)
@@ -423,7 +509,7 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
     held = Counter(d for r in records for d in r.mesh_digests)
     common = frozenset(d for d, n in held.items() if n > keys.COMMON_DIGEST)
     ordered = sorted(todo)
-    evidence = _measure_all(by_id, ordered, common, overridden)
+    evidence, measured = _evidence(by_id, ordered, common, overridden, cache)
 
     same = {frozenset(p) for p in settings.same}
     distinct = {frozenset(p) for p in settings.distinct}
@@ -474,7 +560,7 @@ def find_duplicates(records: list[keys.ObjectRecord], settings: DuplicateSetting
             for m, other in ((e.a, e.b), (e.b, e.a)):
                 rows.append(_row(by_id[m], cluster_of[m], e, e.decision, "distinct", other))
     rows.sort(key=lambda r: (r["cluster_id"], r["object_id"], r["matched_to"] or ""))
-    return DuplicateResult(cluster_of, rows, moved_out, list(evidence.values()))
+    return DuplicateResult(cluster_of, rows, moved_out, list(evidence.values()), measured)
 
 
 def _yaw_of(e: PairEvidence, object_id: str) -> float | None:

@@ -111,8 +111,11 @@ def _snapshot(run) -> str:
     return sha256_hex(canonical_json({"config": config, "objects": per_object}))
 
 
-def find_release_duplicates(staging: Path, accepted: list[dict], settings: DuplicateSettings):
-    """The duplicate stage on the accepted outcomes, reading their written objects in staging."""
+def find_release_duplicates(
+    staging: Path, accepted: list[dict], settings: DuplicateSettings, cache=None
+):
+    """The duplicate stage on the accepted outcomes, reading their written objects in staging;
+    `cache`: the build's pair-evidence cache (`duplicates.EvidenceCache`) or None."""
     records = [
         record_from_rows(
             o["rows"]["objects"][0],
@@ -122,7 +125,7 @@ def find_release_duplicates(staging: Path, accepted: list[dict], settings: Dupli
         )
         for o in accepted
     ]
-    return find_duplicates(records, settings)
+    return find_duplicates(records, settings, cache)
 
 
 def _moved_out(o: dict, canonical: str) -> dict:
@@ -149,6 +152,7 @@ def assemble_release(
     sources_file: Path | None = None,
     duplicates: DuplicateSettings | None = None,
     seconds: dict | None = None,
+    pair_cache=None,
 ) -> tuple[dict, str]:
     """Write manifests, plots, release.json, CHANGELOG.md, README.md, LICENSES.md, the
     sources file and checksums.sha256 into the staging folder (everything but the object
@@ -156,12 +160,14 @@ def assemble_release(
     `sources_file`: the sources file of the build, copied as it is (without one, the sources'
     settings are written as YAML). `duplicates`: the duplicate stage's settings (default: keep
     and flag, sources in the order of `runs`); `seconds` receives the stage's wall time under
-    "duplicates"."""
+    "duplicates"; `pair_cache`: the duplicate stage's evidence cache (None: measure every
+    pair)."""
     if duplicates is None:
         duplicates = DuplicateSettings(priority=tuple(run.source.name for run in runs))
     outcomes = [o for run in runs for o in run.outcomes]
     started = time.perf_counter()
-    found = find_release_duplicates(staging, [o for o in outcomes if o["accepted"]], duplicates)
+    accepted = [o for o in outcomes if o["accepted"]]
+    found = find_release_duplicates(staging, accepted, duplicates, pair_cache)
     if seconds is not None:
         seconds["duplicates"] = time.perf_counter() - started
     outcomes = [

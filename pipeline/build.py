@@ -43,7 +43,7 @@ from normalize.workers import (
 )
 from pipeline import chain
 from pipeline.cache import FORMAT as CACHE_FORMAT
-from pipeline.cache import ObjectCache
+from pipeline.cache import ObjectCache, ResultStore
 from pipeline.chain import BatchSettings
 
 MAX_BATCHES_PER_SOURCE = 64
@@ -574,6 +574,9 @@ def finish_build(staged: StagedBuild, runs: list[SourceRun]) -> BuildResult:
         config.sources_file,
         config.duplicates,
         seconds,
+        pair_cache=None
+        if settings.cache_dir is None
+        else ResultStore(settings.cache_dir, dict(settings.versions)["code"]),
     )
     seconds["assemble"] = time.perf_counter() - t
     release.publish(settings.staging, config.out.absolute())

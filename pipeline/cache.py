@@ -370,3 +370,40 @@ class ObjectCache:
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
         tmp.write_bytes(canonical_json({"inputs": sorted(inputs)}))
         os.replace(tmp, path)
+
+
+class ResultStore:
+    """Small JSON results by content key under `root`/v1/results/<scope>/ (the duplicate
+    stage's pair evidence: `duplicates.stage.EvidenceCache`), each checksummed with the cache's
+    HMAC key. `scope` (the code fingerprint) keeps results of other code apart. A damaged or
+    forged result reads as missing and is recomputed."""
+
+    def __init__(self, root: Path, scope: str):
+        self.root = Path(root) / f"v{FORMAT}" / "results" / sha256_hex(scope.encode())[:16]
+        self.key = cache_key(Path(root))
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        try:
+            data = self._path(key).read_bytes()
+        except OSError:
+            return None
+        checksum, _, body = data.partition(b"\n")
+        expected = hmac.new(self.key, key.encode() + b"\n" + body, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected.encode(), checksum):
+            return None
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+
+    def put(self, key: str, value: dict) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = canonical_json(value)
+        checksum = hmac.new(self.key, key.encode() + b"\n" + body, hashlib.sha256).hexdigest()
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+        tmp.write_bytes(checksum.encode() + b"\n" + body)
+        os.replace(tmp, path)

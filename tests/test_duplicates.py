@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from duplicates.motion import could_agree, in_lengths, joint_tree, motion_eviden
 from duplicates.stage import canonical_rank
 from export.selection import EVAL_SIZE, assign_splits
 from flows.commands import build_command
+from pipeline.cache import ResultStore
 from samples.generate import generate_library
 from samples.twins import DUPLICATE_VARIANTS, NEAR_MISS_VARIANTS
 
@@ -561,3 +564,39 @@ def test_any_yaw_alignment_finds_the_turn_and_the_shift(footprint, degrees):
     assert abs((found.yaw - degrees + 180) % 360 - 180) < 0.05
     assert found.distance < 1e-3
     assert np.allclose(found.shift[:2], [0.07, -0.03], atol=1e-3)
+
+
+def test_pair_evidence_is_cached_by_content(twin_library, tmp_path):
+    """A warm run measures no pair and gives the cold run's clusters; editing one object's mesh
+    re-measures exactly the pairs of that object."""
+    release = tmp_path / "release"
+    shutil.copytree(twin_library / "keep" / "objects", release / "objects")
+    objects = _table(twin_library / "keep", "objects")
+    joints = defaultdict(list)
+    for j in _table(twin_library / "keep", "joints"):
+        joints[j["object_id"]].append(j)
+    priority = tuple(sorted({o["source"] for o in objects}))
+    chosen = DuplicateSettings(priority=priority)
+
+    def records():
+        return [_record_of(release, o, joints[o["object_id"]]) for o in objects]
+
+    store = ResultStore(tmp_path / "cache", "code")
+    uncached = find_duplicates(records(), chosen)
+    cold = find_duplicates(records(), chosen, store)
+    assert cold.measured == len(cold.evidence) == uncached.measured > 0
+    warm = find_duplicates(records(), chosen, store)
+    assert warm.measured == 0
+    for run in (cold, warm):
+        assert run.rows == uncached.rows and run.cluster_of == uncached.cluster_of
+        assert run.evidence == uncached.evidence
+
+    edited = min(p for e in cold.evidence for p in (e.a, e.b))
+    name = next(n for r in records() if r.object_id == edited for n, _ in r.mesh_files)
+    mesh = release / "objects" / edited / name
+    os.chmod(mesh, 0o644)
+    mesh.write_text(mesh.read_text() + "# edited\n")
+    after = find_duplicates(records(), chosen, store)
+    own = [e for e in after.evidence if edited in (e.a, e.b)]
+    assert own and after.measured == len(own)
+    assert find_duplicates(records(), chosen, store).measured == 0

@@ -15,7 +15,7 @@ from verify_assets import door_urdf, write
 from export.digests import canonical_json
 from normalize.sources import load_sources
 from pipeline.build import BuildConfig
-from pipeline.cache import ObjectCache, key_path, safe_name
+from pipeline.cache import ObjectCache, ResultStore, key_path, safe_name
 
 
 def _config(tmp_path, out):
@@ -126,3 +126,16 @@ def test_a_file_edited_during_the_build_cannot_make_the_cache_lie(tmp_path, monk
         return sorted(j["upper"] for j in joints if j["upper"] is not None)
 
     assert upper("warm") == upper("cold") != upper("first")
+
+
+def test_a_damaged_or_forged_result_reads_as_missing(tmp_path):
+    """A pair-evidence result edited, re-scoped or truncated is not trusted."""
+    store = ResultStore(tmp_path / "cache", "code-a")
+    store.put("ab" * 32, {"duplicate": True})
+    assert store.get("ab" * 32) == {"duplicate": True}
+    assert ResultStore(tmp_path / "cache", "code-b").get("ab" * 32) is None, "other code"
+    path = store._path("ab" * 32)
+    path.write_bytes(path.read_bytes().replace(b"true", b"false"))
+    assert store.get("ab" * 32) is None
+    path.write_bytes(path.read_bytes()[:10])
+    assert store.get("ab" * 32) is None
