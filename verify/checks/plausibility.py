@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from verify.checks import Context, single
-from verify.checks.shape_points import _box, _moved, mesh_points, shape_points
+from verify.checks.shape_points import _box, shapes_points
 from verify.report import CheckResult
 
 GROSS = 10.0
@@ -39,17 +39,8 @@ def _factor_result(check_id, element, factor: float, bound: float, message: str)
 
 
 def _link_box(link, shapes, meshes) -> np.ndarray | None:
-    parts = []
-    for g in shapes:
-        if g.kind == "mesh":
-            mesh = meshes.get(g.filename)
-            if mesh is None:
-                continue
-            local = mesh_points(mesh, g.scale)
-        else:
-            local = shape_points(g.kind, g.size)
-        parts.append(_moved(local, g.origin))
-    return _box(np.concatenate(parts)) if parts else None
+    points = shapes_points(shapes, meshes)
+    return None if points is None else _box(points)
 
 
 def visual_collision(ctx: Context) -> list[CheckResult]:

@@ -288,16 +288,17 @@ class ReaderCannotRead(Exception):
 DRAKE_JOINT_SUFFIX = "__arena_joint"
 
 
-def _sdf_version(ctx: Context) -> tuple[int, ...]:
-    root = parse_xml(ctx.result.candidate.path, ctx.source.max_file_bytes)
+def _sdf_version(root) -> tuple[int, ...]:
     try:
         return tuple(int(v) for v in root.get("version", "").split("."))
     except ValueError:
         return ()
 
 
-def _drake_plant(ctx: Context):
-    """(finalized MultibodyPlant of the source, {name Drake was given: joint name in the file})."""
+def _drake_plant(ctx: Context, root):
+    """(finalized MultibodyPlant of the source, {name Drake was given: joint name in the file});
+    `root`: the source parsed by our hardened parser (changed here only when joints are
+    renamed)."""
     from pydrake.multibody.parsing import Parser
     from pydrake.multibody.plant import MultibodyPlant
 
@@ -307,10 +308,9 @@ def _drake_plant(ctx: Context):
     try:
         Parser(plant).AddModels(str(candidate.path))
     except RuntimeError as exc:
-        if "Non-unique name" in str(exc) and _sdf_version(ctx) < (1, 7):
+        if "Non-unique name" in str(exc) and _sdf_version(root) < (1, 7):
             # SDFormat before 1.7 let a joint share its name with a link; Drake does not, so it
             # reads the file with the joints renamed (it loads no geometry: nothing else moves)
-            root = parse_xml(candidate.path, ctx.source.max_file_bytes)
             for joint in root.iter("joint"):
                 name = joint.get("name", "")
                 renamed[name + DRAKE_JOINT_SUFFIX] = name
@@ -336,7 +336,8 @@ def drake_reading(ctx: Context) -> Reading:
     without a scene graph, so it compares link frames and masses, not shapes)."""
     from pydrake.multibody.tree import BodyIndex, JointIndex, PrismaticJoint, RevoluteJoint
 
-    plant, renamed = _drake_plant(ctx)
+    xml = parse_xml(ctx.result.candidate.path, ctx.source.max_file_bytes)  # read once
+    plant, renamed = _drake_plant(ctx, xml)
     context = plant.CreateDefaultContext()
     movable, child_frames = {}, {}
     for index in range(plant.num_joints()):
@@ -384,7 +385,6 @@ def drake_reading(ctx: Context) -> Reading:
         )
     # Drake gives a link without <inertial> SDFormat's default 1 kg; the model computes that
     # link's mass from its shapes instead, so only declared masses are compared
-    xml = parse_xml(ctx.result.candidate.path, ctx.source.max_file_bytes)
     declared = {
         link.get("name") for link in xml.iter("link") if link.find("inertial/mass") is not None
     }

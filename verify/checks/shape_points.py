@@ -78,23 +78,26 @@ def _moved(points: np.ndarray, pose: np.ndarray) -> np.ndarray:
     return points @ pose[:3, :3].T + pose[:3, 3]
 
 
+def shapes_points(shapes, meshes: dict) -> np.ndarray | None:
+    """Points of `shapes` in their link's frame (meshes from `meshes`, by filename; a mesh not
+    there is left out); None when there are none."""
+    parts = []
+    for g in shapes:
+        if g.kind == "mesh":
+            mesh = meshes.get(g.filename)
+            if mesh is None:
+                continue
+            local = mesh_points(mesh, g.scale)
+        else:
+            local = shape_points(g.kind, g.size)
+        parts.append(_moved(local, g.origin))
+    return np.concatenate(parts) if parts else None
+
+
 def canonical_points(obj, meshes: dict) -> dict[str, np.ndarray]:
     """Per link of a read-back object, points of the shapes standing for it, in its frame."""
-    out = {}
-    for link in obj.links:
-        parts = []
-        for g in link_shapes(link):
-            if g.kind == "mesh":
-                mesh = meshes.get(g.filename)
-                if mesh is None:
-                    continue
-                local = mesh_points(mesh, g.scale)
-            else:
-                local = shape_points(g.kind, g.size)
-            parts.append(_moved(local, g.origin))
-        if parts:
-            out[link.name] = np.concatenate(parts)
-    return out
+    found = {link.name: shapes_points(link_shapes(link), meshes) for link in obj.links}
+    return {name: points for name, points in found.items() if points is not None}
 
 
 def _box(points: np.ndarray) -> np.ndarray:
