@@ -85,7 +85,7 @@ def child(args: argparse.Namespace) -> None:
 def prefect_database_setup() -> dict:
     """Wall and CPU seconds of starting Prefect's temporary server on an empty PREFECT_HOME
     (it creates and migrates the database) in a subprocess, and of starting it again."""
-    start = "from flows.startup import PrefectServer; PrefectServer.start().wait()"
+    start = "from flows.server import PrefectServer; PrefectServer.start().wait()"
     command = [sys.executable, "-c", start]
     figures = {}
     for label in ("first_start", "second_start"):

@@ -81,18 +81,19 @@ def _fail(command: str, message: str, code: int) -> int:
 
 def build_release(config: BuildConfig) -> BuildResult:
     """Build a release as configured: Prefect flows unless `config.runner == "local"`
-    (`flows.startup`: Prefect's server starts while the sources are discovered and looked up,
-    and the objects to compute are already running when the flow starts)."""
+    (`flows.build`: Prefect's server starts while the sources are discovered)."""
     from flows.progress import BuildProgress
 
     progress = BuildProgress(live=config.live, expected_sources=len(config.sources))
     if config.runner == "local":
         return build_locally(config, progress)
     called = time.perf_counter()
-    from flows.startup import PrefectServer, build_with_prefect
+    from flows.server import PrefectServer
 
-    server = PrefectServer.start()  # in the background, while discovery and lookups run
-    return build_with_prefect(config, called, progress, server, config.dask_address)
+    server = PrefectServer.start()  # in the background, while flows.build is imported
+    from flows.build import build_with_prefect
+
+    return build_with_prefect(config, called, progress, server)
 
 
 def build_command(

@@ -1,4 +1,5 @@
-"""Live build progress: objects done, accepted, rejected, rate and ETA, overall and per source.
+"""Live build progress: objects done, accepted, rejected, rate and ETA, overall and per source,
+and the build's current stage; it moves per object, as each object's outcome arrives.
 
 `BuildProgress` counts; when stderr is a terminal it also draws a rich live table, otherwise
 (nohup, SLURM, CI logs) it prints one line every `interval` seconds (done, accepted, rejected,
@@ -40,6 +41,8 @@ class BuildProgress:
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self):
+        self.current_stage = "starting"
+        self._seen: set[tuple[str, str]] = set()  # (source, object id): a retried batch counts once
         self._lock = threading.Lock()
         self._display = None
         self._stop = threading.Event()
@@ -63,6 +66,22 @@ class BuildProgress:
             counts.accepted += accepted
             counts.rejected += rejected
             counts.cached += cached
+        self._refresh()
+
+    def object_finished(self, source: str, outcome: dict) -> None:
+        """One object's outcome (counted once, even when a retried batch reports it again)."""
+        with self._lock:
+            key = (source, outcome["object_id"])
+            if key in self._seen:
+                return
+            self._seen.add(key)
+        accepted = bool(outcome["accepted"])
+        self.finished(source, int(accepted), int(not accepted), int(bool(outcome["cached"])))
+
+    def stage(self, text: str) -> None:
+        """What the build does now (discovering, objects, assembling the release...)."""
+        with self._lock:
+            self.current_stage = text
         self._refresh()
 
     # ------------------------------------------------------------------ figures
@@ -130,7 +149,7 @@ class BuildProgress:
         return (
             f"arena build: {total.done}/{of} done, {total.accepted} accepted, "
             f"{total.rejected} rejected, {total.cached} cached, {self.rate():.1f} objects/s, "
-            f"ETA {_fmt_eta(self.eta())}"
+            f"ETA {_fmt_eta(self.eta())}; {self.current_stage}"
         )
 
     def _refresh(self) -> None:
@@ -151,7 +170,7 @@ class BuildProgress:
         total = self.totals()
         table.caption = (
             f"{total.done}/{total.discovered} objects, {self.rate():.1f} objects/s, "
-            f"ETA {_fmt_eta(self.eta())}"
+            f"ETA {_fmt_eta(self.eta())}; {self.current_stage}"
         )
         return table
 

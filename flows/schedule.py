@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 # isort: off
-from flows.startup import build_with_prefect  # first: it sets Prefect's environment defaults
+from flows.build import build_with_prefect  # first: it sets Prefect's environment defaults
 from prefect import flow
 
 # isort: on

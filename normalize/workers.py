@@ -281,11 +281,12 @@ class Supervisor:
     """`size` spawned worker processes (started on first use) that run batches, each batch in
     one process, item after item; thread-safe (a caller waits for a free process).
 
-    `run(fn, items, args, seconds, on_lost)`: `fn(items, *args)` is a module-level generator
-    function yielding one result per item, in order, run in the worker process. Each item has
-    `seconds` of wall clock (None: unlimited) counted from outside; an item whose process dies
-    or outlives its clock gets `on_lost(item, lost)` (called here) as its result, and the
-    other items go on in a new process."""
+    `run(fn, items, args, seconds, on_lost, on_result)`: `fn(items, *args)` is a module-level
+    generator function yielding one result per item, in order, run in the worker process. Each
+    item has `seconds` of wall clock (None: unlimited) counted from outside; an item whose
+    process dies or outlives its clock gets `on_lost(item, lost)` (called here) as its result,
+    and the other items go on in a new process. `on_result(result)`, if given, is called here
+    as each item's result arrives (a progress display)."""
 
     def __init__(self, size: int):
         context = multiprocessing.get_context("spawn")
@@ -311,6 +312,7 @@ class Supervisor:
         args: tuple,
         seconds: float | None,
         on_lost: Callable[[object, WorkerLost], object],
+        on_result: Callable[[object], None] | None = None,
     ) -> list:
         slot = self._take()
         try:
@@ -321,7 +323,7 @@ class Supervisor:
                 if slot.process is None:
                     slot.start()
                 slot.conn.send((fn, list(items[len(results) :]), args))
-                self._collect(slot, items, results, seconds, on_lost)
+                self._collect(slot, items, results, seconds, on_lost, on_result or _ignore)
             return results
         finally:
             self._free.put(slot)
@@ -334,7 +336,7 @@ class Supervisor:
                 pass
         raise SupervisorClosed("the worker processes were stopped")
 
-    def _collect(self, slot: _Slot, items, results: list, seconds, on_lost) -> None:
+    def _collect(self, slot: _Slot, items, results: list, seconds, on_lost, on_result) -> None:
         """Receive the results of the batch sent to `slot` until it ends or loses an item.
         The items' clock starts once the worker has the batch (its process started and the
         batch function imported)."""
@@ -346,11 +348,13 @@ class Supervisor:
                     raise SupervisorClosed("the worker processes were stopped")
                 self.lost += 1
                 results.append(on_lost(items[len(results)], message))
+                on_result(results[-1])
                 return
             if message[0] == "started":
                 started = True
             elif message[0] == "done":
                 results.append(message[2])
+                on_result(results[-1])
             elif message[0] == "end":
                 return
             elif message[0] == "write_failed":
@@ -371,6 +375,10 @@ class Supervisor:
                 self._free.get_nowait().stop()
             except queue.Empty:
                 return
+
+
+def _ignore(result) -> None:
+    pass
 
 
 _KEPT: dict[tuple, Supervisor] = {}  # see `shared`

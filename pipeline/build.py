@@ -1,20 +1,18 @@
-"""The release build without Prefect: discover each source, take unchanged objects from the
-cache, compute the others in batches (in worker processes, --workers of them), check that every
-discovered object is accounted for, assemble the release (`export.assemble`) and publish it.
+"""The release build without Prefect: discover each source, run its objects in batches (each
+object from the cache when unchanged, else computed in worker processes, --workers of them),
+check that every discovered object is accounted for, assemble the release
+(`export.assemble`) and publish it.
 
-    run_build(config, run_sources, called, progress)
-      staged_build                        lock --out, a staging folder, the batch settings
-      run_sources(settings, progress)     every source's SourceRun: `run_source` per source
-                                          (`prepare_source`: discovery and cache lookups, then
-                                          `compute(source, misses)`: threads, or a Prefect
-                                          subflow in `flows.build`)
-      finish_build                        check_accounting; export.assemble.assemble_release
-                                          (manifests, card, changelog, checksums);
-                                          export.release.publish (rename the staging folder)
+    build_locally(config, progress)        `arena build --runner local`
+      staged_build                         lock --out, a staging folder, the batch settings
+      discover_source per source           candidates (plain Python, before any work)
+      run_sources_locally                  every source's batches, `run_batch` each
+      finish_build                         check_accounting; export.assemble.assemble_release
+                                           (duplicates, manifests, card, changelog,
+                                           checksums); export.release.publish
 
-`build_locally(config)` is the whole build without Prefect (`arena build --runner local`);
-`flows.startup` runs the same steps with the objects in Prefect flows and tasks, discovering,
-looking up and starting the batches before Prefect's server is up.
+`run_batch` is the work of one batch, whoever runs it: a thread here, or a Prefect batch task
+(`flows.build`) on the task runner the user chose.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ import os
 import shutil
 import time
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,9 +45,10 @@ from pipeline.cache import ObjectCache, ResultStore
 from pipeline.chain import BatchSettings
 
 MAX_BATCHES_PER_SOURCE = 64
-LOOKUP_THREADS = 4  # threads hashing files for cache lookups
-LOOKUPS_IN_WORKERS = 1000  # a source this large is looked up by the worker processes
-LOOKUP_CHUNK = 500  # at most this many candidates per lookup job of a worker process
+#: a batch this large is looked up in the cache by the worker process that computes it (on
+#: every core: 20,000 warm objects took 43 s looked up in threads), a smaller one in the
+#: batch task's thread (no worker process starts for a build with nothing to compute)
+LOOKUPS_IN_WORKERS = 128
 
 
 class BuildError(RuntimeError):
@@ -236,57 +235,49 @@ class WorkerPool:
     is watched from outside (`normalize.workers.Supervisor`): one that kills its process (a
     crash in C code, the out-of-memory killer) is refused with `limits.crash`, one stuck in C
     code past its wall clock with `limits.time`; the process is replaced and the batch goes on.
-    """
+    Thread-safe: each batch runs in one process, a caller waits for a free one."""
 
     def __init__(self, workers: int):
         self.workers = workers
         self.supervisor = shared(workers)  # the last build's processes, when they fit
-        # the threads waiting for the worker processes: one per process
-        self._threads = ThreadPoolExecutor(workers, thread_name_prefix="arena-worker")
 
-    def _compute(self, misses: list[Candidate], settings: BatchSettings) -> list[dict]:
+    def run(self, fn, candidates: list[Candidate], settings: BatchSettings, on_outcome) -> list:
+        """`fn(candidates, settings)` (a `pipeline.chain` generator) in one worker process;
+        `on_outcome(outcome)` as each object's outcome arrives."""
         return self.supervisor.run(
-            chain.computed_outcomes,
-            misses,
+            fn,
+            candidates,
             (settings,),
             hard_seconds(settings.object_seconds),
             lambda candidate, lost: chain.lost_outcome(candidate, settings, lost),
+            on_outcome,
         )
 
-    def submit(self, misses: list[Candidate], settings: BatchSettings) -> Future:
-        return self._threads.submit(self._compute, misses, settings)
-
-    def compute(self, misses: list[Candidate], settings: BatchSettings) -> list[dict]:
-        return self.submit(misses, settings).result()
-
-    def _lookup(self, chunk: list[Candidate], settings: BatchSettings) -> list[dict | None]:
-        return self.supervisor.run(chain.looked_up_outcomes, chunk, (settings,), None, _to_compute)
-
-    def lookup(self, candidates: list[Candidate], settings: BatchSettings) -> list[dict | None]:
-        """Cache lookups of many candidates, in chunks across the worker processes."""
-        size = max(1, min(LOOKUP_CHUNK, math.ceil(len(candidates) / (4 * self.workers))))
-        chunks = [candidates[i : i + size] for i in range(0, len(candidates), size)]
-        futures = [self._threads.submit(self._lookup, chunk, settings) for chunk in chunks]
-        return [outcome for future in futures for outcome in future.result()]
-
     def close(self, failed: bool = False) -> None:
-        """Stop the threads; the worker processes are kept for the next build (`shared`)
-        unless this one `failed`, when batches may still run in them."""
-        self._threads.shutdown(wait=False, cancel_futures=True)
+        """The worker processes are kept for the next build (`shared`) unless this one
+        `failed`, when batches may still run in them."""
         if failed:
             self.supervisor.close()
-        self._threads.shutdown(wait=True)
 
 
-def _to_compute(candidate: Candidate, lost) -> None:
-    """A lookup that killed its process: computed instead, where it is refused."""
-    return None
+@contextlib.contextmanager
+def worker_pool(config: BuildConfig):
+    """The WorkerPool of a build (None for the dask runner, whose workers are its pool, and for
+    --workers 0), also for --workers 1: each object has its memory and time limits, and a
+    crash loses only it."""
+    if config.runner == "dask" or config.workers == 0:
+        yield None
+        return
+    pool = WorkerPool(config.workers)
+    failed = True
+    try:
+        yield pool
+        failed = False
+    finally:
+        pool.close(failed)
 
 
-_POOL: WorkerPool | None = None  # the worker processes of the running build, if any
-
-
-def plan_batches(candidates: list[Candidate], batch_size: int, workers: int) -> list[list]:
+def plan_batches(candidates: list, batch_size: int, workers: int) -> list[list]:
     """Consecutive batches of at most `batch_size` objects, at least `workers` batches when
     there are enough objects (so small sources still use every worker), and at most
     MAX_BATCHES_PER_SOURCE (a huge source gets bigger batches rather than thousands of task
@@ -299,86 +290,56 @@ def plan_batches(candidates: list[Candidate], batch_size: int, workers: int) -> 
     return [candidates[i : i + size] for i in range(0, len(candidates), size)]
 
 
-def split_cached(
-    candidates: list[Candidate], settings: BatchSettings, threads: int
-) -> tuple[list[dict], list[Candidate]]:
-    """(outcomes found in the cache, candidates to compute); cached objects never become
-    Prefect tasks. A lookup reads and hashes files, in Python mostly: a large source is looked
-    up by the worker processes (on every core: 20,000 warm objects took 43 s in threads), a
-    small one in a few threads here (starting the workers would cost more)."""
-    if settings.cache_dir is None:
-        return [], list(candidates)
-    if _POOL is not None and len(candidates) >= LOOKUPS_IN_WORKERS:
-        found = _POOL.lookup(candidates, settings)
-    else:
-        cache = ObjectCache(settings.cache_dir)
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            found = list(pool.map(lambda c: chain.cached_outcome(c, settings, cache), candidates))
-    hits = [o for o in found if o is not None]
-    misses = [c for c, o in zip(candidates, found, strict=True) if o is None]
-    return hits, misses
+@dataclass
+class Batch:
+    """What one batch task works on: batch `number` of `of` of a source's candidates."""
 
-
-def run_batch(batch: list[Candidate], settings: BatchSettings) -> list[dict]:
-    """Compute one batch of cache misses: in the build's worker processes when it has them,
-    else here (a Dask worker, or a build with 0 workers)."""
-    if _POOL is not None:
-        return _POOL.compute(batch, settings)
-    return chain.compute_batch(batch, settings)
-
-
-class StartedBatch:
-    """A batch handed to the worker processes as soon as it is known (before Prefect's server
-    is up); the batch task that stands for it waits for its outcomes. A second call (a retry
-    of the task after a failure) computes the batch again."""
-
-    def __init__(self, batch: list[Candidate], settings: BatchSettings):
-        self.batch = batch
-        self._future: Future | None = _POOL.submit(batch, settings) if _POOL else None
+    source: str
+    number: int
+    of: int
+    candidates: list[Candidate]
 
     @property
-    def future(self) -> Future | None:
-        """The running batch (None: computed when asked for, or already collected)."""
-        return self._future
-
-    def done(self) -> bool:
-        """Whether asking for the outcomes would not wait for the worker processes."""
-        return self._future is None or self._future.done()
-
-    def outcomes(self, settings: BatchSettings) -> list[dict]:
-        future, self._future = self._future, None
-        if future is None:
-            return run_batch(self.batch, settings)
-        return future.result()
+    def name(self) -> str:
+        return f"{self.source} batch {self.number}/{self.of}"
 
 
-def start_batches(
-    misses: list[Candidate], settings: BatchSettings, config: BuildConfig
-) -> list[StartedBatch]:
-    """The batches of `misses` (`plan_batches`), each started in the worker processes when the
-    build has them (else computed when asked for)."""
-    return [
-        StartedBatch(batch, settings)
-        for batch in plan_batches(misses, config.batch_size, config.workers)
-    ]
+def source_batches(found: DiscoveredSource, config: BuildConfig) -> list[Batch]:
+    """The batches of a discovered source (`plan_batches`)."""
+    chunks = plan_batches(found.candidates, config.batch_size, config.workers)
+    return [Batch(found.source.name, k, len(chunks), c) for k, c in enumerate(chunks, 1)]
 
 
-@contextlib.contextmanager
-def worker_pool(config: BuildConfig):
-    """Worker processes for every runner but dask (Dask workers are its pool), also for
-    --workers 1: each object has its memory and time limits, and a crash loses only it."""
-    global _POOL
-    if config.runner == "dask" or config.workers == 0:
-        yield
-        return
-    _POOL = WorkerPool(config.workers)
-    failed = True
-    try:
-        yield
-        failed = False
-    finally:
-        _POOL.close(failed)
-        _POOL = None
+def run_batch(
+    batch: Batch, settings: BatchSettings, pool: WorkerPool | None, on_outcome=None
+) -> list[dict]:
+    """Every object of a batch, from the cache or computed: in the build's worker processes
+    (`pool`), else here (a Dask worker, or a build with 0 workers). A small batch is looked up
+    in the cache here, so that a build with nothing to compute never starts a worker process;
+    a large one (LOOKUPS_IN_WORKERS) in the worker process, on every core.
+    `on_outcome(outcome)` as each object's outcome is known."""
+    report = on_outcome or _ignore
+    if pool is None:
+        outcomes = []
+        for outcome in chain.batch_outcomes(batch.candidates, settings):
+            report(outcome)
+            outcomes.append(outcome)
+        return outcomes
+    if settings.cache_dir is None or len(batch.candidates) >= LOOKUPS_IN_WORKERS:
+        return pool.run(chain.batch_outcomes, batch.candidates, settings, report)
+    cache = ObjectCache(settings.cache_dir)
+    found = []
+    for candidate in batch.candidates:
+        found.append(chain.cached_outcome(candidate, settings, cache))
+        if found[-1] is not None:
+            report(found[-1])
+    misses = [c for c, o in zip(batch.candidates, found, strict=True) if o is None]
+    computed = iter(pool.run(chain.computed_outcomes, misses, settings, report) if misses else [])
+    return [o if o is not None else next(computed) for o in found]
+
+
+def _ignore(outcome: dict) -> None:
+    pass
 
 
 DISCOVERY_ATTEMPTS = 3
@@ -405,28 +366,18 @@ def _discover(source: SourceConfig) -> list[Candidate]:
         raise BuildError(f"source {source.name!r}: discovery failed: {exc}") from exc
 
 
-def count_finished(progress, source: SourceConfig, outcomes: list[dict]) -> None:
-    accepted = sum(o["accepted"] for o in outcomes)
-    cached = sum(o["cached"] for o in outcomes)
-    progress.finished(source.name, accepted, len(outcomes) - accepted, cached)
-
-
 @dataclass
-class PreparedSource:
-    """A source discovered and looked up in the cache: its outcomes so far (the cache hits)
-    and the candidates left to compute."""
+class DiscoveredSource:
+    """A source's candidates, found by discovery (plain Python, before any object's work)."""
 
     source: SourceConfig
-    discovered: list[str]  # object ids, sorted
-    hits: list[dict]
-    misses: list[Candidate]
-    seconds: float
+    candidates: list[Candidate]
     discover_seconds: float
-    skipped: dict
+    skipped: dict  # normalize.discovery.skipped_files
 
 
-def prepare_source(source: SourceConfig, settings: BatchSettings, progress) -> PreparedSource:
-    """Discover one source and take what the cache has (plain Python: no Prefect)."""
+def discover_source(source: SourceConfig, progress) -> DiscoveredSource:
+    """Discover one source; a source with no candidate fails the build unless allowed empty."""
     started = time.perf_counter()
     candidates = _discover(source)
     skipped = skipped_files(source, candidates)
@@ -436,41 +387,21 @@ def prepare_source(source: SourceConfig, settings: BatchSettings, progress) -> P
             f"{source.path}{_skipped_text(skipped)}; fix the source's path, entry or include "
             "patterns, or set `allow_empty: true` for it in the sources file"
         )
-    discovered = time.perf_counter()
     release.pause_point("discover")
     progress.discovered(source.name, len(candidates))
-    hits, misses = split_cached(candidates, settings, LOOKUP_THREADS)
-    count_finished(progress, source, hits)
-    return PreparedSource(
-        source,
-        [c.object_id for c in candidates],
-        hits,
-        misses,
-        time.perf_counter() - started,
-        discovered - started,
-        skipped,
-    )
+    return DiscoveredSource(source, candidates, time.perf_counter() - started, skipped)
 
 
-def source_run(prepared: PreparedSource, computed: list[dict], seconds: float) -> SourceRun:
-    """The SourceRun of a prepared source once its misses are `computed` (in `seconds`)."""
+def source_run(found: DiscoveredSource, outcomes: list[dict], seconds: float) -> SourceRun:
+    """The SourceRun of a discovered source once its batches gave `outcomes` (in `seconds`)."""
     return SourceRun(
-        prepared.source,
-        prepared.discovered,
-        prepared.hits + computed,
-        prepared.seconds + seconds,
-        prepared.discover_seconds,
-        prepared.skipped,
+        found.source,
+        sorted(c.object_id for c in found.candidates),
+        outcomes,
+        found.discover_seconds + seconds,
+        found.discover_seconds,
+        found.skipped,
     )
-
-
-def run_source(source: SourceConfig, settings: BatchSettings, progress, compute):
-    """Discover one source, take what the cache has and `compute(source, misses)` the rest
-    (threads without Prefect); a fully cached source computes nothing."""
-    prepared = prepare_source(source, settings, progress)
-    started = time.perf_counter()
-    computed = compute(source, prepared.misses) if prepared.misses else []
-    return source_run(prepared, computed, time.perf_counter() - started)
 
 
 def _skipped_text(skipped: dict) -> str:
@@ -480,19 +411,28 @@ def _skipped_text(skipped: dict) -> str:
     return " (skipped files: " + ", ".join(parts) + ")"
 
 
-def compute_locally(config: BuildConfig, settings: BatchSettings, progress):
-    """Compute cache misses in threads (each hands its batch to the worker pool), no Prefect."""
+def run_sources_locally(
+    found: list[DiscoveredSource], staged: StagedBuild, pool: WorkerPool | None, progress
+) -> list[SourceRun]:
+    """Every batch of every source, `workers` at a time in threads (each hands its batch to a
+    worker process), without Prefect; a source's SourceRun as soon as its batches are done."""
+    config, settings = staged.config, staged.settings
+    batches = [(i, b) for i, f in enumerate(found) for b in source_batches(f, config)]
+    outcomes: list[list[dict]] = [[] for _ in found]
+    ended = [0.0] * len(found)
 
-    def compute(source: SourceConfig, misses: list[Candidate]) -> list[dict]:
-        outcomes: list[dict] = []
-        batches = plan_batches(misses, config.batch_size, config.workers)
-        with ThreadPoolExecutor(max_workers=max(1, config.workers)) as threads:
-            for batch in threads.map(lambda b: run_batch(b, settings), batches):
-                count_finished(progress, source, batch)
-                outcomes.extend(batch)
-        return outcomes
+    def run(i: int, batch: Batch) -> None:
+        name = batch.source
+        outcomes[i].extend(
+            run_batch(batch, settings, pool, lambda o: progress.object_finished(name, o))
+        )
+        ended[i] = time.perf_counter()
 
-    return compute
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as threads:
+        for future in [threads.submit(run, i, b) for i, b in batches]:
+            future.result()
+    return [source_run(f, outcomes[i], max(ended[i] - started, 0.0)) for i, f in enumerate(found)]
 
 
 # --------------------------------------------------------------------------- the build
@@ -508,7 +448,10 @@ class NoProgress:
     def discovered(self, source: str, n: int) -> None:
         pass
 
-    def finished(self, source: str, accepted: int, rejected: int, cached: int = 0) -> None:
+    def object_finished(self, source: str, outcome: dict) -> None:
+        pass
+
+    def stage(self, text: str) -> None:
         pass
 
 
@@ -602,26 +545,21 @@ def finish_build(staged: StagedBuild, runs: list[SourceRun]) -> BuildResult:
     )
 
 
-def run_build(config: BuildConfig, run_sources, called: float, progress=None) -> BuildResult:
-    """Lock --out, process every source into a staging folder, assemble, publish.
-    `run_sources(settings, progress)` returns the SourceRun of every source, in order;
-    `called`: when the build was asked for (time.perf_counter); `progress`: a display with
-    discovered/finished counters (a context manager)."""
-    with staged_build(config, called) as staged:
-        with progress or NoProgress() as shown, worker_pool(config):
-            runs = run_sources(staged.settings, shown)
-        return finish_build(staged, runs)
-
-
 def build_locally(config: BuildConfig, progress=None) -> BuildResult:
-    """The whole build in this process and its worker processes, without Prefect."""
+    """The whole build in this process and its worker processes, without Prefect: discover
+    every source, run their batches, assemble and publish."""
     called = time.perf_counter()
-
-    def run_sources(settings, shown) -> list[SourceRun]:
-        compute = compute_locally(config, settings, shown)
-        return [run_source(s, settings, shown, compute) for s in config.sources]
-
-    return run_build(config, run_sources, called, progress)
+    with (
+        staged_build(config, called) as staged,
+        progress or NoProgress() as shown,
+        worker_pool(config) as pool,
+    ):
+        shown.stage("discovering")
+        found = [discover_source(source, shown) for source in config.sources]
+        shown.stage("objects")
+        runs = run_sources_locally(found, staged, pool, shown)
+        shown.stage("assembling the release")
+        return finish_build(staged, runs)
 
 
 def check_accounting(runs: list[SourceRun]) -> None:

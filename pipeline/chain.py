@@ -1,11 +1,10 @@
 """Per-object processing of a build: normalize -> verify -> categorize -> manifest rows.
 
-Plain functions that run without Prefect: the build takes each object from the cache
-(`cached_outcome`) when nothing it depends on changed, and computes the others in batches
-(`compute_batch`, one Prefect task per batch, run in worker processes; `computed_outcome` for
-one object). Each object's outcome is a JSON-friendly dict (its manifest rows, or its
-rejection), cached by content (`pipeline.cache`): the key is the object's identity
-(`object_identity`) plus the sha256 of every file it read.
+Plain functions that run without Prefect: a batch of objects (`batch_outcomes`, what one
+Prefect batch task runs) takes each object from the cache (`cached_outcome`) when nothing it
+depends on changed and computes the others (`computed_outcome`). Each object's outcome is a
+JSON-friendly dict (its manifest rows, or its rejection), cached by content (`pipeline.cache`):
+the key is the object's identity (`object_identity`) plus the sha256 of every file it read.
 
 Outcome dict: object_id, source, source_id, source_path, accepted (bool), rows (objects, joints,
 links, review: lists of row dicts; empty when rejected), reject (a rejects row or None), files
@@ -33,7 +32,7 @@ import os
 import shutil
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -549,29 +548,30 @@ def _release_memory() -> None:
 MESH_CACHE = "meshes"  # folder of the cache root holding parsed meshes and mass properties
 
 
-def compute_batch(candidates: Iterable[Candidate], settings: BatchSettings) -> list[dict]:
-    """Compute (never look up) a batch, here; see `computed_outcomes`."""
-    return list(computed_outcomes(list(candidates), settings))
+def batch_outcomes(candidates: list[Candidate], settings: BatchSettings) -> Iterator[dict]:
+    """The outcome of each candidate in turn: from the cache when its inputs did not change,
+    else computed (and stored). What a batch task runs, in a worker process
+    (`normalize.workers.Supervisor`) or, on Dask, in the Dask worker. Parsed meshes and mass
+    properties are kept under the cache root by content (`normalize.meshes.disk_cache`), across
+    objects, worker processes and releases."""
+    from normalize import meshes
+
+    cache = _open_cache(settings)
+    with meshes.disk_cache(settings.cache_dir / MESH_CACHE if settings.cache_dir else None):
+        for candidate in candidates:
+            hit = cached_outcome(candidate, settings, cache) if cache is not None else None
+            yield hit if hit is not None else computed_outcome(candidate, settings, cache)
 
 
 def computed_outcomes(candidates: list[Candidate], settings: BatchSettings) -> Iterator[dict]:
-    """The computed outcome of each candidate in turn (never looked up); what the worker
-    processes run for the cache misses (`normalize.workers.Supervisor`). Parsed meshes and
-    mass properties are kept under the cache root by content (`normalize.meshes.disk_cache`),
-    across objects, worker processes and releases."""
+    """The computed outcome of each candidate in turn (never looked up: the cache misses of a
+    batch looked up already); see `batch_outcomes`."""
     from normalize import meshes
 
     cache = _open_cache(settings)
     with meshes.disk_cache(settings.cache_dir / MESH_CACHE if settings.cache_dir else None):
         for candidate in candidates:
             yield computed_outcome(candidate, settings, cache)
-
-
-def looked_up_outcomes(candidates: list[Candidate], settings: BatchSettings) -> Iterator:
-    """`cached_outcome` of each candidate in turn (None: to compute)."""
-    cache = ObjectCache(settings.cache_dir)
-    for candidate in candidates:
-        yield cached_outcome(candidate, settings, cache)
 
 
 def lost_outcome(candidate: Candidate, settings: BatchSettings, lost: WorkerLost) -> dict:

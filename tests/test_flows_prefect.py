@@ -11,6 +11,7 @@ import pytest
 from test_flows_build import manifests
 
 from flows.commands import EXIT_OK, build_command, build_release
+from flows.progress import BuildProgress
 from normalize.sources import load_sources
 from pipeline.build import BuildConfig
 
@@ -57,34 +58,39 @@ def test_build_flow_through_the_command_line(
     [build] = new["arena-build"]
     assert build.state.type.value == "COMPLETED" and build.name == "build test"
     sources = [s.name for s in load_sources(sample_library / "sources.yaml")]
-    assert set(sources) <= set(build.tags)
     assert build.parameters["out"] == str(out.absolute())
     by_source = {r.name: r for r in new["arena-source"]}
     assert set(by_source) == set(sources), "one subflow definition, one run per source"
     assert all(r.state.type.value == "COMPLETED" for r in by_source.values())
+    assert all(r.tags == [name] for name, r in by_source.items()), "tagged with its source only"
     subflow_ids = {r.id for r in by_source.values()}
     batches = [t for t in tasks if t.flow_run_id in subflow_ids]
     assert len(batches) >= 40 / 4, "one task per batch of at most 4 objects"
     assert all(t.state.type.value == "COMPLETED" for t in batches)
-    urdf = sorted(t.name for t in batches if t.flow_run_id == by_source["sample_urdf"].id)
-    assert urdf[0] == "sample_urdf 1/3, 4 objects", urdf
+    urdf = sorted(batches_of(batches, by_source["sample_urdf"].id), key=lambda t: t.name)
+    assert [t.name for t in urdf] == [f"sample_urdf batch {k}/3" for k in (1, 2, 3)]
+    assert all(t.tags == ["sample_urdf"] for t in urdf)
     summary = artifact("arena-release-summary", build.id)
     assert summary.type == "markdown" and f"Written to `{out.absolute()}`" in summary.data
     assert "| sample_urdf | 10 | 10 | 0 |" in summary.data
     build_logs = logs(build.id, "sample_urdf: 10 discovered")
     assert "sample_urdf: 10 discovered, 10 accepted, 0 rejected" in build_logs
-    assert "computing 10 objects" in logs(by_source["sample_urdf"].id, "computing")
+    assert "10 objects in 3 batches" in logs(by_source["sample_urdf"].id, "batches")
 
-    # a warm rebuild through Prefect reuses every object: no source has work, so no subflow
+    # a warm rebuild through Prefect: the batch tasks take every object from the cache
     seen |= {r.id for group in runs.values() for r in group}
     assert build_command(**{**args, "out": tmp_path / "warm"}) == EXIT_OK
     assert manifests(tmp_path / "warm") == manifests(sample_release)
     info = json.loads((tmp_path / "warm" / "release.json").read_text())
     assert info["counts"]["discovered"] == 40
-    runs, _ = recorded_runs()
+    runs, tasks = recorded_runs()
     new = {name: [r for r in group if r.id not in seen] for name, group in runs.items()}
     assert [r.state.type.value for r in new["arena-build"]] == ["COMPLETED"]
-    assert not new.get("arena-source")
+    assert {r.name for r in new["arena-source"]} == set(sources)
+
+
+def batches_of(tasks, flow_run_id) -> list:
+    return [t for t in tasks if t.flow_run_id == flow_run_id and " batch " in t.name]
 
 
 def logs(flow_run_id, expected: str) -> str:
@@ -177,19 +183,16 @@ def test_build_on_a_local_dask_cluster(prefect_harness, sample_library, sample_r
 
 
 class LateServer:
-    """The session's Prefect API (prefect_harness), reported ready only once `ready()` holds:
-    what the build did before `wait()` returned, it did without Prefect."""
+    """The session's Prefect API (prefect_harness), recording what the build had done when it
+    waited for it."""
 
     url = None
 
-    def __init__(self, ready):
-        self.ready, self.held = ready, None
+    def __init__(self, done_before_the_wait):
+        self.done_before_the_wait, self.found = done_before_the_wait, None
 
     def wait(self) -> float:
-        deadline = time.monotonic() + 600
-        while not self.ready() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.held = self.ready()
+        self.found = self.done_before_the_wait()
         return 0.0
 
     def active(self):
@@ -198,45 +201,59 @@ class LateServer:
         return contextlib.nullcontext()
 
 
-def test_objects_are_computed_and_a_warm_release_published_before_prefect_is_up(
+class CountingProgress(BuildProgress):
+    """A quiet progress display that keeps the number done after every update."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.steps: list[int] = []
+
+    def finished(self, source, accepted, rejected, cached=0) -> None:
+        super().finished(source, accepted, rejected, cached)
+        self.steps.append(self.totals().done)
+
+
+def test_the_work_runs_inside_the_task_runs(
     prefect_harness, sample_library, sample_release, tmp_path
 ):
-    from flows.progress import BuildProgress
-    from flows.startup import build_with_prefect
-
-    def config(out):
-        return BuildConfig(
-            sources=load_sources(sample_library / "sources.yaml"),
-            out=out,
-            version="test",
-            batch_size=4,
-            workers=2,
-            runner="process",
-            cache_dir=tmp_path / "cache",
-            live=False,
-        )
+    """Nothing is computed before Prefect is up; the batch task runs last as long as the
+    objects' stages together; the progress moves object by object; the subflows end with the
+    assembly as a task run of the build."""
+    from flows.build import build_with_prefect
 
     cold = tmp_path / "cold"
-
-    def computed_objects() -> int:  # written into the staging folder by the worker processes
-        return len(list(tmp_path.glob(f".{cold.name}.build-*/objects/*/object.urdf")))
-
-    server = LateServer(lambda: computed_objects() >= 8)
-    result = build_with_prefect(config(cold), time.perf_counter(), BuildProgress(False), server)
-    assert server.held, "the batches ran in the worker processes before Prefect was up"
-    assert len(result.computed) == 40
-    assert manifests(cold) == manifests(sample_release)
+    config = BuildConfig(
+        sources=load_sources(sample_library / "sources.yaml"),
+        out=cold,
+        version="test",
+        batch_size=8,
+        workers=2,
+        runner="process",
+        cache_dir=tmp_path / "cache",
+        live=False,
+    )
+    server = LateServer(lambda: list(tmp_path.glob(f".{cold.name}.build-*/objects/*")))
     runs, _ = recorded_runs()
-    [build] = [r for r in runs["arena-build"] if r.parameters["out"] == str(cold.absolute())]
+    seen = {r.id for group in runs.values() for r in group}
+    progress = CountingProgress(live=False)
+    result = build_with_prefect(config, time.perf_counter(), progress, server)
+    assert server.found == [], "no object was computed before Prefect was up"
+    assert len(result.computed) == 40 and manifests(cold) == manifests(sample_release)
+    assert progress.steps == list(range(1, 41)), "one step per object"
+
+    runs, tasks = recorded_runs()
+    subflows = {r.id for r in runs["arena-source"] if r.id not in seen}
+    batches = [t for t in tasks if t.flow_run_id in subflows]
+    assert len(subflows) == 5 and len(batches) == 10, "at least --workers batches per source"
+    ran = sum(t.total_run_time.total_seconds() for t in batches)
+    stages = sum(
+        v
+        for k, v in result.stage_seconds.items()
+        if k not in ("discover", "duplicates", "assemble")
+    )
+    assert ran >= 0.9 * stages, (ran, stages)
+    [build] = [r for r in runs["arena-build"] if r.id not in seen]
     assert build.state.type.value == "COMPLETED" and build.name == "build test"
-
-    warm = tmp_path / "warm"
-    server = LateServer(lambda: (warm / "release.json").is_file())
-    result = build_with_prefect(config(warm), time.perf_counter(), BuildProgress(False), server)
-    assert server.held, "nothing to compute: the release is published before waiting for Prefect"
-    assert result.cached == 40 and manifests(warm) == manifests(sample_release)
-    runs, _ = recorded_runs()
-    [build] = [r for r in runs["arena-build"] if r.parameters["out"] == str(warm.absolute())]
-    assert build.state.type.value == "COMPLETED"
-    summary = artifact("arena-release-summary", build.id)
-    assert f"Written to `{warm.absolute()}`" in summary.data
+    [assemble] = [t for t in tasks if t.flow_run_id == build.id and t.name == "assemble test"]
+    assert assemble.state.type.value == "COMPLETED"
+    assert assemble.total_run_time.total_seconds() >= result.seconds["assemble"] * 0.9

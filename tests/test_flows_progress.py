@@ -69,7 +69,7 @@ def test_a_line_every_interval_when_not_a_terminal(capsys):
         time.sleep(0.5)
     later = capsys.readouterr().err.splitlines()
     assert len(first) >= 2 and first[0].startswith("arena build: 4/10+ done, 3 accepted, 1 rej")
-    assert "2 cached" in first[0] and first[0].endswith("ETA -"), "b is not discovered yet"
+    assert "2 cached" in first[0] and first[0].endswith("ETA -; starting"), "b not discovered"
     assert later and "4/20 done" in later[-1] and "ETA -" not in later[-1]
 
 
@@ -81,3 +81,17 @@ def test_eta_waits_for_every_source_to_be_discovered():
     assert progress.eta() is None, "source b may still add objects"
     progress.discovered("b", 5)
     assert progress.eta() == pytest.approx(10.0, rel=0.05)
+
+
+def test_counts_each_object_once_and_shows_the_stage():
+    progress = BuildProgress(live=False, expected_sources=1)
+    progress.discovered("a", 3)
+    progress.stage("objects")
+    outcome = {"object_id": "x", "accepted": True, "cached": False}
+    progress.object_finished("a", outcome)
+    progress.object_finished("a", outcome)  # a retried batch reports x again
+    progress.object_finished("a", {"object_id": "y", "accepted": False, "cached": True})
+    total = progress.totals()
+    assert (total.done, total.accepted, total.rejected, total.cached) == (2, 1, 1, 1)
+    assert progress.line().endswith("; objects")
+

@@ -1,18 +1,9 @@
-"""The Prefect build without waiting for Prefect: its temporary server starts in a background
-thread while this thread discovers the sources, looks them up in the cache and hands the
-batches of the objects to compute to the worker processes, all in plain Python. Only then does
-the build wait for the server and run the flow (`flows.build`), whose batch tasks wait for the
-batches already running.
+"""The Prefect API of a build: the configured server (PREFECT_API_URL), else a temporary one
+started as Prefect starts it (uvicorn in a process of its own), with a watchdog process that
+stops it when the build's process dies without cleaning up.
 
-    build_with_prefect(config, called, progress, server)
-      staged_build                 lock --out, staging folder      (server starting meanwhile)
-      prepare_source per source    discovery, cache lookups
-      start_batches                the misses' batches, running in the worker processes
-      server.wait()                the rest needs Prefect's API
-      flows.build.run_flow         subflow per source with misses, assembly, artifacts
-
-Prefect is not imported by this module: importing it (about 2 s) is part of the server's
-start-up in the background thread.
+Prefect is not imported at module level: `PrefectServer.start()` imports it (about 2 s) in a
+background thread while the build discovers its sources.
 """
 
 from __future__ import annotations
@@ -23,19 +14,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-
-import flows.prefect_env  # noqa: F401  (Prefect's settings, before Prefect is imported)
-from pipeline.build import (
-    BuildConfig,
-    BuildResult,
-    NoProgress,
-    finish_build,
-    prepare_source,
-    source_run,
-    staged_build,
-    start_batches,
-    worker_pool,
-)
 
 
 class PrefectServer:
@@ -176,54 +154,6 @@ def _stop(process) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-
-
-def build_with_prefect(
-    config: BuildConfig,
-    called: float,
-    progress=None,
-    server: PrefectServer | None = None,
-    dask_address: str | None = None,
-) -> BuildResult:
-    """One release build as Prefect flows (`flows.build.run_flow`), with everything that
-    needs no Prefect done before waiting for `server` (None: the API is configured and up).
-    A source that discovery cannot use (missing, empty, unreadable) ends the build at once,
-    before any wait for the server, as the command's own one-line error. When every object
-    comes from the cache, the release is published before the wait, and the flow run records
-    it afterwards; a failure there becomes a Failed flow run."""
-    with (
-        staged_build(config, called) as staged,
-        progress or NoProgress() as shown,
-        worker_pool(config),
-    ):
-        prepared, started, failure = [], {}, None
-        for source in config.sources:
-            prepared.append(prepare_source(source, staged.settings, shown))
-            if config.runner == "process" and prepared[-1].misses:
-                started[source.name] = start_batches(prepared[-1].misses, staged.settings, config)
-        finished = None
-        if failure is None and not any(p.misses for p in prepared):
-            # Nothing to compute: the release is assembled and published now, and the flow
-            # run only records it once Prefect is up.
-            try:
-                finished = finish_build(staged, [source_run(p, [], 0.0) for p in prepared])
-            except Exception as exc:
-                failure = exc
-        waited = server.wait() if server is not None else 0.0
-        staged.seconds["orchestrator_start"] = waited
-        from flows.build import local_dask_cluster, run_flow
-
-        work = (staged, prepared, started, failure, finished, shown)
-        with server.active() if server is not None else contextlib.nullcontext():
-            if config.runner == "dask" and dask_address is None and finished is None:
-                with local_dask_cluster(config.workers) as address:
-                    result = run_flow(*work, address)
-            else:
-                result = run_flow(*work, dask_address)
-        if finished is not None:  # the wait and the recording came after the release
-            result.seconds["orchestrator_start"] = waited
-            result.seconds["total"] = time.perf_counter() - called
-        return result
 
 
 _WATCHDOG = """

@@ -1,0 +1,76 @@
+"""Dask clusters for `arena build --runner dask`: a temporary `LocalCluster`, or an existing
+cluster (`dask scheduler` and `dask worker` processes) made ready for each build.
+
+A Dask worker process outlives the builds it serves, and Prefect keeps services in it (the
+concurrency-slot, event and log clients) bound to the API of the first build that used them.
+A later build has another API (each temporary server has its own port), so its task runs
+failed with "Unable to acquire concurrency slots". `ready_cluster` stops those services on every
+worker before a build; Prefect starts them again with the build's API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import sys
+
+
+def _dashboard_address() -> str | None:
+    """A free port for a temporary cluster's dashboard where bokeh (which draws it) exists."""
+    return ":0" if importlib.util.find_spec("bokeh") is not None else None
+
+
+async def forget_prefect_services() -> int:
+    """On a Dask worker: stop Prefect's services bound to an earlier build's API (how many
+    there were); the next task run starts them with its own."""
+    services = sys.modules.get("prefect._internal.concurrency.services")
+    if services is None:  # no Prefect task has run in this worker yet
+        return 0
+    base = services._QueueServiceBase
+    running = len(base._instances)
+    if running:
+        await base.drain_all(timeout=10, at_exit=False)
+    return running
+
+
+def ready_cluster(address: str) -> None:
+    """Connect to the existing cluster at `address`, stop stale Prefect services on every
+    worker and print the cluster's workers and dashboard."""
+    from distributed import Client
+
+    with Client(address, timeout=30) as client:
+        workers = client.run(forget_prefect_services)
+        print(
+            f"arena build: Dask cluster {address}, {len(workers)} workers; dashboard "
+            f"{client.dashboard_link or '(none: the scheduler serves no dashboard)'}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int):
+    """A temporary local Dask cluster of `workers` processes that use this process's Prefect
+    API, so that workers do not each boot their own temporary server; its scheduler address."""
+    from distributed import LocalCluster
+    from prefect.settings import PREFECT_API_URL
+
+    env = {
+        "PREFECT_API_URL": PREFECT_API_URL.value(),
+        "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"),
+    }
+    with LocalCluster(
+        n_workers=max(workers, 1),
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=_dashboard_address(),
+        env=env,
+    ) as cluster:
+        link = cluster.dashboard_link if _dashboard_address() else "(none: install bokeh)"
+        print(
+            f"arena build: temporary Dask cluster of {max(workers, 1)} workers; dashboard {link}",
+            file=sys.stderr,
+            flush=True,
+        )
+        yield cluster.scheduler_address
