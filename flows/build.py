@@ -28,9 +28,10 @@ import contextvars
 import logging
 import os
 import sys
+import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # isort: off
 import flows.prefect_env  # noqa: F401  (first: Prefect's settings, before Prefect is imported)
@@ -43,6 +44,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 # isort: on
 from flows.server import PrefectServer
 from normalize.errors import DISK_FULL_ERRNOS, WriteFailed
+from normalize.workers import SupervisorClosed
 from pipeline.build import (
     Batch,
     BuildConfig,
@@ -75,6 +77,9 @@ class BuildWork:
     pool: WorkerPool | None  # the process runner's worker processes (None with Dask)
     progress: object
     dask_address: str | None
+    # set when the build ends early (Ctrl-C, SIGTERM, a failure): batch tasks not yet started
+    # end at once
+    stopping: threading.Event = field(default_factory=threading.Event)
 
 
 # A flow run's parameters go to the Prefect API, which refuses more than 512 KB of them: passing
@@ -118,16 +123,17 @@ def run_logger():
 
 
 # --------------------------------------------------------------------------- tasks
-def _not_a_disk_failure(task, task_run, state) -> bool:
-    """Retry a failed batch, unless the disk written to failed: it would fail again."""
-    return not isinstance(state.result(raise_on_failure=False), WriteFailed)
+def _worth_retrying(task, task_run, state) -> bool:
+    """Retry a failed batch, unless the disk written to failed (it would fail again) or the
+    build is ending (its worker processes were stopped)."""
+    return not isinstance(state.result(raise_on_failure=False), (WriteFailed, SupervisorClosed))
 
 
 @task(
     name="batch",
     retries=2,
     retry_delay_seconds=1,
-    retry_condition_fn=_not_a_disk_failure,
+    retry_condition_fn=_worth_retrying,
     cache_policy=NO_CACHE,
 )
 def batch_task(batch: Batch, settings: BatchSettings, work_key: str | None) -> list[dict]:
@@ -135,6 +141,8 @@ def batch_task(batch: Batch, settings: BatchSettings, work_key: str | None) -> l
     at WARNING with its code. `work_key`: the build's work in this process (the process
     runner: its worker processes and progress display), None on a Dask worker."""
     work = _work(work_key) if work_key is not None else None
+    if work is not None and work.stopping.is_set():
+        raise SupervisorClosed("the build is stopping")
     if work is None:
         outcomes = run_batch(batch, settings, None)
     else:
@@ -222,16 +230,21 @@ def _run_sources(work: BuildWork, work_key: str) -> list:
             outcomes = subflow(name, len(found.candidates), work_key).value
         return source_run(found, outcomes, time.perf_counter() - started)
 
-    with concurrent.futures.ThreadPoolExecutor(SOURCES_AT_ONCE, "arena-source") as threads:
-        futures = [
-            threads.submit(contextvars.copy_context().run, run, found) for found in work.found
-        ]
-        try:
-            return [future.result() for future in futures]
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    threads = concurrent.futures.ThreadPoolExecutor(SOURCES_AT_ONCE, "arena-source")
+    futures = [threads.submit(contextvars.copy_context().run, run, found) for found in work.found]
+    try:
+        runs = [future.result() for future in futures]
+    except BaseException:
+        # Ctrl-C, SIGTERM or a failure: the batches end now (their worker processes stopped,
+        # the tasks not yet started ending at once) rather than computing on after the build
+        # has said it stopped, and before the staging folder is removed under them
+        work.stopping.set()
+        if work.pool is not None:
+            work.pool.close(failed=True)
+        threads.shutdown(wait=True, cancel_futures=True)
+        raise
+    threads.shutdown()
+    return runs
 
 
 def _task_runner(work: BuildWork):
@@ -283,33 +296,34 @@ def _record(result: BuildResult) -> None:
 
 # --------------------------------------------------------------------------- the command's side
 class _SaidByTheCommand(logging.Filter):
-    """Drops the ERROR records, tracebacks included, that Prefect's engine logs for a run ended
-    by a failure of the disk written to, Ctrl-C or SIGTERM: `arena build` says each in one
-    line (exit 4, 130, 143), and the run's state in Prefect still says what happened."""
+    """Drops the ERROR records, tracebacks included, that Prefect's engine logs for runs ended
+    by a failure of the disk written to, Ctrl-C or SIGTERM (and the batches stopped with them):
+    `arena build` says each in one line (exit 4, 130, 143), and the runs' states in Prefect
+    still say what happened."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         message = record.getMessage()
         return not (
-            isinstance(exc, (WriteFailed, KeyboardInterrupt))
+            isinstance(exc, (WriteFailed, KeyboardInterrupt, SupervisorClosed))
             or (isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS)
             or f"exception {WriteFailed.__name__}: " in message  # the final state
+            or f"exception {SupervisorClosed.__name__}: " in message
             or "Crash detected! Execution was aborted by" in message  # Ctrl-C, SIGTERM
             or "Task run cancelled by the task runner" in message  # its batches, then
         )
 
 
-@contextlib.contextmanager
-def _quiet_what_the_command_says():
-    loggers = [logging.getLogger(name) for name in ("prefect.flow_runs", "prefect.task_runs")]
-    quiet = _SaidByTheCommand()
-    for logger in loggers:
-        logger.addFilter(quiet)
-    try:
-        yield
-    finally:
-        for logger in loggers:
-            logger.removeFilter(quiet)
+_QUIET = _SaidByTheCommand()
+
+
+def _quiet_what_the_command_says() -> None:
+    """Put the filter on Prefect's run loggers, for the rest of the process: the threads of
+    an interrupted build may still log its batches' end after the command has said it."""
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logger = logging.getLogger(name)
+        if _QUIET not in logger.filters:
+            logger.addFilter(_QUIET)
 
 
 def build_with_prefect(
@@ -335,7 +349,8 @@ def build_with_prefect(
             work = BuildWork(staged, found, pool, shown, address)
             build = arena_build_flow.with_options(flow_run_name=f"build {config.version}")
             names = [s.name for s in config.sources]
-            with _handed_over(work) as key, _quiet_what_the_command_says():
+            _quiet_what_the_command_says()
+            with _handed_over(work) as key:
                 return build(config.version, str(config.out.absolute()), names, key).value
 
 

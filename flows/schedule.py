@@ -54,7 +54,14 @@ def next_version(out_root: Path, today: dt.date | None = None) -> str:
     return version
 
 
-@flow(name="arena-scheduled-release")
+def _run_name() -> str:
+    """A scheduled run is named as `arena build` names its run: `build <version>`."""
+    from prefect.runtime import flow_run
+
+    return f"build {next_version(Path(flow_run.parameters['out_root']))}"
+
+
+@flow(name="arena-scheduled-release", flow_run_name=_run_name)
 def scheduled_release(sources: str, out_root: str, workers: int = 2) -> str:
     """Build the sources into the next version folder of out_root; returns its path."""
     root = Path(out_root)

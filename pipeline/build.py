@@ -21,6 +21,7 @@ import contextlib
 import math
 import os
 import shutil
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -421,7 +422,11 @@ def run_sources_locally(
     outcomes: list[list[dict]] = [[] for _ in found]
     ended = [0.0] * len(found)
 
+    stopping = threading.Event()
+
     def run(i: int, batch: Batch) -> None:
+        if stopping.is_set():
+            return
         name = batch.source
         outcomes[i].extend(
             run_batch(batch, settings, pool, lambda o: progress.object_finished(name, o))
@@ -429,9 +434,19 @@ def run_sources_locally(
         ended[i] = time.perf_counter()
 
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as threads:
+    threads = ThreadPoolExecutor(max_workers=max(1, config.workers))
+    try:
         for future in [threads.submit(run, i, b) for i, b in batches]:
             future.result()
+    except BaseException:
+        # Ctrl-C, SIGTERM, a failure: the batches end now (their worker processes stopped),
+        # before the staging folder is removed under them
+        stopping.set()
+        if pool is not None:
+            pool.close(failed=True)
+        threads.shutdown(wait=True, cancel_futures=True)
+        raise
+    threads.shutdown()
     return [source_run(f, outcomes[i], max(ended[i] - started, 0.0)) for i, f in enumerate(found)]
 
 

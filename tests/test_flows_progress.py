@@ -94,4 +94,3 @@ def test_counts_each_object_once_and_shows_the_stage():
     total = progress.totals()
     assert (total.done, total.accepted, total.rejected, total.cached) == (2, 1, 1, 1)
     assert progress.line().endswith("; objects")
-

@@ -78,3 +78,7 @@ def test_scheduled_runs_chain_releases(prefect_harness, sources, tmp_path, monke
     assert info["previous"]["version"] == today
     changelog = (tmp_path / "releases" / f"{today}-2" / "CHANGELOG.md").read_text()
     assert f"against {today}" in changelog and "- added: 0" in changelog
+    with get_client(sync_client=True) as client:
+        [flow_id] = [f.id for f in client.read_flows() if f.name == "arena-scheduled-release"]
+        names = {r.name for r in client.read_flow_runs() if r.flow_id == flow_id}
+    assert {f"build {today}", f"build {today}-2"} <= names, "named as `arena build` runs"

@@ -1,0 +1,330 @@
+"""Orchestration benchmark: the same cold build on every runner, in paired rounds.
+
+    .venv/bin/python bench/orchestration.py [--generated 2000] [--rounds 2] [--workers 2]
+                                            [--libraries corpus generated]
+
+Libraries: the shared corpus (tests/corpus_sources.yaml, ../shared/corpus) and a generated
+library of `--generated` objects. Each round builds a library cold (an empty cache) four ways,
+one after the other: `--runner local` (no Prefect), the Prefect process runner, Dask's
+`LocalCluster` and an existing cluster (a `dask scheduler` and a `dask worker` with `--workers`
+processes, started once per library). Each build is a subprocess of its own with its own
+temporary Prefect server, as `arena build` runs it.
+
+Per build: wall and CPU seconds (the build's process tree, the Prefect server included; for the
+existing cluster also its worker processes' CPU during the build), the objects' stage seconds,
+the task runs' seconds as Prefect recorded them (batch tasks and the assembly) and the serial
+part (discovery, the wait for the server, the assembly). Ratios to the local build are taken
+per round, then their median; Prefect's CPU share of a build is 1 - local CPU / its CPU, per
+round. The 20,000-object projection on 16 workers takes the generated library's serial seconds
+times 20,000 / N and its stage CPU seconds / 16. Writes bench/results/orchestration.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results" / "orchestration.json"
+RUNNERS = ("local", "process", "dask_local", "dask_existing")
+BIN = Path(sys.executable).parent
+
+
+def child(args: argparse.Namespace) -> None:
+    """One build in this process; its figures to args.report."""
+    from flows.commands import build_release
+    from normalize.sources import load_sources
+    from pipeline.build import BuildConfig
+
+    config = BuildConfig(
+        sources=load_sources(args.sources),
+        out=args.out,
+        version="bench",
+        runner="local" if args.runner == "local" else args.runner.split("_")[0],
+        dask_address=args.address,
+        workers=args.workers,
+        cache_dir=args.cache,
+        live=False,
+    )
+    task_s = None
+    if config.runner == "local":
+        result = build_release(config)
+    else:
+        import datetime as dt
+
+        from flows.build import build_with_prefect
+        from flows.server import PrefectServer
+
+        since = dt.datetime.now(dt.timezone.utc)
+        server = PrefectServer.start()
+        result = build_with_prefect(config, time.perf_counter(), None, server)
+        with server.active():
+            task_s = task_run_seconds(since)
+    s = result.seconds
+    discover = result.stage_seconds.get("discover", 0.0)
+    report = {
+        "build_s": s["total"],
+        "prefect_wait_s": s["orchestrator_start"],
+        "assemble_s": s["assemble"],
+        "discover_s": discover,
+        "serial_s": discover + s["orchestrator_start"] + s["assemble"],
+        "stage_cpu_s": s["stages"],
+        "task_run_s": task_s,
+        "objects": result.info["counts"]["discovered"],
+        "content_hash": result.content_hash,
+    }
+    args.report.write_text(json.dumps(report), encoding="utf-8")
+
+
+def task_run_seconds(since) -> dict:
+    """Seconds of the batch task runs and of the assembly task run started `since`, as Prefect
+    recorded them."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import TaskRunFilter, TaskRunFilterStartTime
+
+    batches = assemble = 0.0
+    started = TaskRunFilter(start_time=TaskRunFilterStartTime(after_=since))
+    with get_client(sync_client=True) as client:
+        offset = 0
+        while True:
+            runs = client.read_task_runs(task_run_filter=started, limit=200, offset=offset)
+            for run in runs:
+                seconds = run.total_run_time.total_seconds()
+                if " batch " in run.name:
+                    batches += seconds
+                elif run.name.startswith("assemble"):
+                    assemble += seconds
+            if len(runs) < 200:
+                break
+            offset += 200
+    return {"batches": batches, "assemble": assemble}
+
+
+def tree_cpu(pids: list[int]) -> float:
+    """CPU seconds so far of these processes and their descendants."""
+    import psutil
+
+    total = 0.0
+    for pid in pids:
+        try:
+            process = psutil.Process(pid)
+            for p in [process, *process.children(recursive=True)]:
+                times = p.cpu_times()
+                total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
+class Cluster:
+    """A `dask scheduler` and a `dask worker` with `workers` processes, as subprocesses."""
+
+    def __init__(self, root: Path, workers: int):
+        from distributed import Client
+
+        scheduler_file = root / "scheduler.json"
+        with open(root / "cluster.log", "ab") as log:  # the processes keep their own copy
+            common = dict(stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.processes = [
+                subprocess.Popen(
+                    [BIN / "dask", "scheduler", "--host", "127.0.0.1", "--port", "0"]
+                    + ["--scheduler-file", scheduler_file, "--no-dashboard"],
+                    **common,
+                )
+            ]
+            while not scheduler_file.is_file():
+                time.sleep(0.2)
+            self.processes.append(
+                subprocess.Popen(
+                    [BIN / "dask", "worker", "--scheduler-file", scheduler_file]
+                    + ["--no-dashboard", "--nworkers", str(workers), "--nthreads", "1"],
+                    **common,
+                )
+            )
+        self.address = json.loads(scheduler_file.read_text())["address"]
+        with Client(self.address, timeout=60) as client:
+            client.wait_for_workers(workers, timeout=120)
+
+    def cpu(self) -> float:
+        return tree_cpu([p.pid for p in self.processes])
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(30)
+
+
+def build(sources: Path, work: Path, runner: str, workers: int, cluster: Cluster | None) -> dict:
+    """One cold build in a subprocess; its figures with its wall and CPU seconds."""
+    out, cache = work / f"out-{runner}", work / f"cache-{runner}"
+    report = work / f"{runner}.report.json"
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", "--sources", sources]
+    command += ["--out", out, "--cache", cache, "--runner", runner, "--workers", str(workers)]
+    command += ["--report", report]
+    if runner == "dask_existing":
+        command += ["--address", cluster.address]
+    cluster_before = cluster.cpu() if runner == "dask_existing" else 0.0
+    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, check=True, cwd=REPO)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cluster_cpu = cluster.cpu() - cluster_before if runner == "dask_existing" else 0.0
+    data = json.loads(report.read_text(encoding="utf-8"))
+    for path in (report,):
+        path.unlink()
+    shutil.rmtree(out)
+    shutil.rmtree(cache, ignore_errors=True)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) + cluster_cpu
+    return {"wall_s": wall, "cpu_s": cpu, "cluster_cpu_s": cluster_cpu, **data}
+
+
+def library_sources(name: str, work: Path, generated: int) -> Path:
+    if name == "corpus":
+        return REPO / "tests" / "corpus_sources.yaml"
+    from samples.generate import generate_library
+
+    root = work / "generated"
+    generate_library(root, n=generated, seed=11)
+    return root / "sources.yaml"
+
+
+def summarize(rounds: list[dict[str, dict]], workers: int) -> dict:
+    """Medians per runner, paired ratios to the local build, Prefect's CPU share."""
+    figures = ("wall_s", "cpu_s", "stage_cpu_s", "serial_s", "prefect_wait_s", "assemble_s")
+    medians = {
+        runner: {k: round(statistics.median(r[runner][k] for r in rounds), 3) for k in figures}
+        for runner in RUNNERS
+    }
+    paired = {}
+    for runner in RUNNERS[1:]:
+        paired[runner] = {
+            "wall_over_local": round(
+                statistics.median(r[runner]["wall_s"] / r["local"]["wall_s"] for r in rounds), 3
+            ),
+            "cpu_over_local": round(
+                statistics.median(r[runner]["cpu_s"] / r["local"]["cpu_s"] for r in rounds), 3
+            ),
+            "prefect_cpu_share": round(
+                statistics.median(1 - r["local"]["cpu_s"] / r[runner]["cpu_s"] for r in rounds), 3
+            ),
+            "task_runs_over_stage_seconds": round(
+                statistics.median(
+                    r[runner]["task_run_s"]["batches"] / r[runner]["stage_cpu_s"] for r in rounds
+                ),
+                3,
+            ),
+        }
+    hashes = {r[runner]["content_hash"] for r in rounds for runner in RUNNERS}
+    process = medians["process"]
+    n = rounds[0]["local"]["objects"]
+    return {
+        "objects": n,
+        "medians": medians,
+        "paired_ratios": paired,
+        "identical_releases": len(hashes) == 1,
+        "serial_fraction_of_wall": round(process["serial_s"] / process["wall_s"], 3),
+        "per_object": {
+            "stage_cpu_s": round(process["stage_cpu_s"] / n, 4),
+            "serial_s": round(process["serial_s"] / n, 5),
+        },
+        "workers": workers,
+    }
+
+
+def projection(generated: dict) -> dict:
+    """20,000 objects from the generated library's per-object figures (the serial part taken
+    as linear in N, which the assembly is; the server's start is not)."""
+    per = generated["per_object"]
+    wait = generated["medians"]["process"]["prefect_wait_s"]
+    serial = per["serial_s"] * 20000
+    return {
+        "objects": 20000,
+        "serial_s": round(serial, 1),
+        **{
+            f"wall_s_on_{w}_workers": round(serial + wait + per["stage_cpu_s"] * 20000 / w, 1)
+            for w in (2, 16)
+        },
+        "assumes": "stage CPU divides evenly over the workers; serial part linear in N",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--libraries", nargs="+", default=["corpus", "generated"])
+    parser.add_argument("--generated", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    for hidden in ("--sources", "--out", "--cache", "--report"):
+        parser.add_argument(hidden, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--runner", help=argparse.SUPPRESS)
+    parser.add_argument("--address", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+
+    work = Path(tempfile.mkdtemp(prefix="orchestration-"))
+    os.environ["PREFECT_HOME"] = str(work / "prefect_home")
+    os.environ.pop("PREFECT_API_URL", None)
+    load_before = os.getloadavg()
+    results = {}
+    try:
+        for name in args.libraries:
+            sources = library_sources(name, work, args.generated)
+            cluster = Cluster(work, args.workers)
+            rounds = []
+            try:
+                for i in range(args.rounds):
+                    runs = {}
+                    for runner in RUNNERS:
+                        runs[runner] = build(sources, work, runner, args.workers, cluster)
+                        shown = {k: v for k, v in runs[runner].items() if k != "content_hash"}
+                        print(f"{name} round {i + 1} {runner}: {shown}", flush=True)
+                    rounds.append(runs)
+            finally:
+                cluster.stop()
+            results[name] = {**summarize(rounds, args.workers), "rounds": rounds}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if "generated" in results:
+        results["projection_20000"] = projection(results["generated"])
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
+    results["machine"] = {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+    }
+    results["commit"] = commit
+    results["date"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(results, indent=2) + "\n")
+    brief = {k: v for k, v in results.items() if k not in ("machine",)}
+    for library in args.libraries:
+        brief[library] = {k: v for k, v in results[library].items() if k != "rounds"}
+    print(json.dumps(brief, indent=2))
+
+
+if __name__ == "__main__":
+    main()
