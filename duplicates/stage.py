@@ -37,6 +37,7 @@ import hashlib
 import json
 import multiprocessing
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -364,23 +365,67 @@ def _batches(pairs: list[tuple[str, str]], count: int) -> list[list[tuple[str, s
     return [sorted(b) for b in batches if b]
 
 
-def _measure_all(by_id, pairs, common, overridden) -> dict[tuple[str, str], PairEvidence]:
-    """pair -> evidence: in this process below PROCESS_PAIRS pairs, else in PROCESSES worker
-    processes (the evidence is Python-heavy: threads would wait on each other), one batch of
-    whole pair-graph components at a time, so each object is still read once."""
+@dataclass(frozen=True)
+class PairJob:
+    """One batch of pairs to measure (whole components of the pair graph: no object of it is
+    in another job), with the records of its objects."""
+
+    records: list
+    pairs: list[tuple[str, str]]
+    common: frozenset
+    overridden: frozenset
+
+
+def measure_job(job: PairJob) -> list[PairEvidence]:
+    """The evidence on a job's pairs, each object read at most once."""
+    return _measure_batch(job.records, job.pairs, job.common, job.overridden)
+
+
+def measured_jobs(jobs: list[PairJob]) -> Iterator[list[PairEvidence]]:
+    """`measure_job` of each job in turn (for worker processes that run generators)."""
+    for job in jobs:
+        yield measure_job(job)
+
+
+class JobRunner(Protocol):
+    """Runs pair jobs somewhere (worker processes, Prefect tasks, Dask workers): `workers` of
+    them at once; `run(jobs)` returns each job's evidence, in order."""
+
+    workers: int
+
+    def run(self, jobs: list[PairJob]) -> list[list[PairEvidence]]: ...
+
+
+@dataclass
+class InProcesses:
+    """The default JobRunner: a pool of `workers` spawned processes for the stage."""
+
+    workers: int = PROCESSES
+
+    def run(self, jobs: list[PairJob]) -> list[list[PairEvidence]]:
+        context = multiprocessing.get_context("spawn")  # the build's threads make fork unsafe
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
+            return list(pool.map(measure_job, jobs))
+
+
+def _measure_all(
+    by_id, pairs, common, overridden, runner: JobRunner | None
+) -> dict[tuple[str, str], PairEvidence]:
+    """pair -> evidence: in this process below PROCESS_PAIRS pairs, else as jobs of whole
+    pair-graph components (each object still read once) on `runner` (default: InProcesses;
+    the evidence is Python-heavy, so threads would wait on each other)."""
     if len(pairs) < PROCESS_PAIRS:
         measured = _measure_batch(list(by_id.values()), pairs, common, overridden)
         return dict(zip(pairs, measured, strict=True))
+    runner = runner or InProcesses()
+    jobs = []
+    for batch in _batches(pairs, runner.workers * BATCHES_PER_PROCESS):
+        records = [by_id[i] for i in sorted({i for pair in batch for i in pair})]
+        held = frozenset(overridden & {frozenset(p) for p in batch})
+        jobs.append(PairJob(records, batch, common, held))
     found: dict[tuple[str, str], PairEvidence] = {}
-    context = multiprocessing.get_context("spawn")  # the build's threads make fork unsafe
-    with ProcessPoolExecutor(max_workers=PROCESSES, mp_context=context) as pool:
-        jobs = []
-        for batch in _batches(pairs, PROCESSES * BATCHES_PER_PROCESS):
-            records = [by_id[i] for i in sorted({i for pair in batch for i in pair})]
-            held = overridden & {frozenset(p) for p in batch}
-            jobs.append((batch, pool.submit(_measure_batch, records, batch, common, held)))
-        for batch, job in jobs:
-            found.update(zip(batch, job.result(), strict=True))
+    for job, evidence in zip(jobs, runner.run(jobs), strict=True):
+        found.update(zip(job.pairs, evidence, strict=True))
     return {pair: found[pair] for pair in pairs}
 
 
@@ -434,11 +479,11 @@ def evidence_from_json(data: dict) -> PairEvidence:
     )
 
 
-def _evidence(by_id, pairs, common, overridden, cache: EvidenceCache | None):
+def _evidence(by_id, pairs, common, overridden, cache: EvidenceCache | None, runner):
     """(pair -> evidence, pairs measured): from the cache where a pair's content is unchanged
     (`pair_key`), else measured (`_measure_all`) and stored."""
     if cache is None:
-        return _measure_all(by_id, pairs, common, overridden), len(pairs)
+        return _measure_all(by_id, pairs, common, overridden, runner), len(pairs)
     ids = {i for pair in pairs for i in pair}
     content = {i: record_key(by_id[i]) for i in sorted(ids)}
     pair_keys = {}
@@ -452,7 +497,7 @@ def _evidence(by_id, pairs, common, overridden, cache: EvidenceCache | None):
         if stored is not None:
             found[pair] = evidence_from_json(stored)
     todo = [pair for pair in pairs if pair not in found]
-    measured = _measure_all(by_id, todo, common, overridden) if todo else {}
+    measured = _measure_all(by_id, todo, common, overridden, runner) if todo else {}
     for pair, e in measured.items():
         cache.put(pair_keys[pair], evidence_to_json(e))
     found.update(measured)
@@ -496,10 +541,11 @@ def find_duplicates(
     records: list[keys.ObjectRecord],
     settings: DuplicateSettings,
     cache: EvidenceCache | None = None,
+    runner: JobRunner | None = None,
 ):
     """Clusters, canonical members, table rows and moved-out objects (see the module).
     `cache`: pair evidence kept by content between builds (a pair whose objects did not change
-    is not measured again)."""
+    is not measured again); `runner`: where many pairs are measured (default: InProcesses)."""
     records = sorted(records, key=lambda r: r.object_id)
     by_id = {r.object_id: r for r in records}
     pairs = keys.candidate_pairs(records)
@@ -509,7 +555,7 @@ def find_duplicates(
     held = Counter(d for r in records for d in r.mesh_digests)
     common = frozenset(d for d, n in held.items() if n > keys.COMMON_DIGEST)
     ordered = sorted(todo)
-    evidence, measured = _evidence(by_id, ordered, common, overridden, cache)
+    evidence, measured = _evidence(by_id, ordered, common, overridden, cache, runner)
 
     same = {frozenset(p) for p in settings.same}
     distinct = {frozenset(p) for p in settings.distinct}

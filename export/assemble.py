@@ -112,10 +112,12 @@ def _snapshot(run) -> str:
 
 
 def find_release_duplicates(
-    staging: Path, accepted: list[dict], settings: DuplicateSettings, cache=None
+    staging: Path, accepted: list[dict], settings: DuplicateSettings, cache=None, runner=None
 ):
     """The duplicate stage on the accepted outcomes, reading their written objects in staging;
-    `cache`: the build's pair-evidence cache (`duplicates.EvidenceCache`) or None."""
+    `cache`: the build's pair-evidence cache (`duplicates.EvidenceCache`) or None; `runner`:
+    where many pairs are measured (`duplicates.stage.JobRunner`; None: the stage's own
+    processes)."""
     records = [
         record_from_rows(
             o["rows"]["objects"][0],
@@ -125,7 +127,7 @@ def find_release_duplicates(
         )
         for o in accepted
     ]
-    return find_duplicates(records, settings, cache)
+    return find_duplicates(records, settings, cache, runner)
 
 
 def _moved_out(o: dict, canonical: str) -> dict:
@@ -153,6 +155,7 @@ def assemble_release(
     duplicates: DuplicateSettings | None = None,
     seconds: dict | None = None,
     pair_cache=None,
+    pair_runner=None,
 ) -> tuple[dict, str]:
     """Write manifests, plots, release.json, CHANGELOG.md, README.md, LICENSES.md, the
     sources file and checksums.sha256 into the staging folder (everything but the object
@@ -161,13 +164,13 @@ def assemble_release(
     settings are written as YAML). `duplicates`: the duplicate stage's settings (default: keep
     and flag, sources in the order of `runs`); `seconds` receives the stage's wall time under
     "duplicates"; `pair_cache`: the duplicate stage's evidence cache (None: measure every
-    pair)."""
+    pair); `pair_runner`: where it measures many pairs (see `find_release_duplicates`)."""
     if duplicates is None:
         duplicates = DuplicateSettings(priority=tuple(run.source.name for run in runs))
     outcomes = [o for run in runs for o in run.outcomes]
     started = time.perf_counter()
     accepted = [o for o in outcomes if o["accepted"]]
-    found = find_release_duplicates(staging, accepted, duplicates, pair_cache)
+    found = find_release_duplicates(staging, accepted, duplicates, pair_cache, pair_runner)
     if seconds is not None:
         seconds["duplicates"] = time.perf_counter() - started
     outcomes = [

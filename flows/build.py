@@ -11,7 +11,9 @@ Prefect task on the task runner the user chose.
                                        source to the next without waiting for its last batch
           batch_task x B               `<source> batch k/n`: every object of the batch, from
                                        the cache or computed (`pipeline.build.run_batch`)
-        assemble_task                  duplicates, manifests, card, checksums; publish
+        assemble_task                  duplicates (pair jobs as task runs `duplicates batch
+                                       k/n` when there are many), manifests, card,
+                                       checksums; publish
         artifacts                      the release summary (markdown), the rejects (table)
 
 Task runners: `process` runs the batch tasks in threads, each handing its batch to the build's
@@ -42,6 +44,7 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settin
 from prefect.task_runners import ThreadPoolTaskRunner
 
 # isort: on
+from duplicates.stage import PairJob, measure_job
 from flows.server import PrefectServer
 from normalize.errors import DISK_FULL_ERRNOS, WriteFailed
 from normalize.workers import SupervisorClosed
@@ -160,11 +163,41 @@ def batch_task(batch: Batch, settings: BatchSettings, work_key: str | None) -> l
     return outcomes
 
 
+@task(name="pairs", retries=1, cache_policy=NO_CACHE)
+def pairs_task(job: PairJob, work_key: str | None) -> list:
+    """The duplicate stage's evidence on one job of pairs: in the build's worker processes, or
+    here on a Dask worker (`work_key` None)."""
+    if work_key is not None and _work(work_key).pool is not None:
+        return _work(work_key).pool.measure_pairs(job)
+    return measure_job(job)
+
+
+@dataclass
+class PairTasks:
+    """The duplicate stage's pair jobs as task runs (`duplicates batch k/n`) on the build
+    flow's task runner (`duplicates.stage.JobRunner`)."""
+
+    workers: int
+    work_key: str | None  # None on Dask
+
+    def run(self, jobs: list[PairJob]) -> list[list]:
+        futures = [
+            pairs_task.with_options(task_run_name=f"duplicates batch {k}/{len(jobs)}").submit(
+                job, self.work_key
+            )
+            for k, job in enumerate(jobs, 1)
+        ]
+        return [future.result() for future in futures]
+
+
 @task(name="assemble release", cache_policy=NO_CACHE)
 def assemble_task(work_key: str, runs: list) -> Unwalked:
-    """Check the accounting, assemble the release (duplicates, manifests, card, checksums) and
-    publish it (`pipeline.build.finish_build`)."""
-    return Unwalked(finish_build(_work(work_key).staged, runs))
+    """Check the accounting, assemble the release (duplicates, their pair jobs as task runs of
+    their own; manifests, card, checksums) and publish it (`pipeline.build.finish_build`)."""
+    work = _work(work_key)
+    local = None if work.dask_address is not None else work_key
+    runner = PairTasks(max(work.staged.config.workers, 1), local)
+    return Unwalked(finish_build(work.staged, runs, runner))
 
 
 class Unwalked:
@@ -347,7 +380,9 @@ def build_with_prefect(
         staged.seconds["orchestrator_start"] = server.wait()
         with server.active(), _dask_cluster(config) as address:
             work = BuildWork(staged, found, pool, shown, address)
-            build = arena_build_flow.with_options(flow_run_name=f"build {config.version}")
+            build = arena_build_flow.with_options(
+                flow_run_name=f"build {config.version}", task_runner=_task_runner(work)
+            )
             names = [s.name for s in config.sources]
             _quiet_what_the_command_says()
             with _handed_over(work) as key:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from duplicates import DuplicateSettings
+from duplicates.stage import PairJob, measured_jobs
 from export import release
 from export.assemble import assemble_release
 from normalize.adapters import discover
@@ -254,11 +255,36 @@ class WorkerPool:
             on_outcome,
         )
 
+    def measure_pairs(self, job: PairJob) -> list:
+        """The duplicate stage's evidence on one job of pairs, in a worker process."""
+        [evidence] = self.supervisor.run(measured_jobs, [job], (), None, _pair_job_lost)
+        return evidence
+
     def close(self, failed: bool = False) -> None:
         """The worker processes are kept for the next build (`shared`) unless this one
         `failed`, when batches may still run in them."""
         if failed:
             self.supervisor.close()
+
+
+def _pair_job_lost(job: PairJob, lost) -> list:
+    raise BuildError(f"the duplicate stage lost its worker process: {lost.message}")
+
+
+@dataclass
+class PairJobsInWorkers:
+    """The duplicate stage's pair jobs (`duplicates.stage.JobRunner`) on the build's worker
+    processes, as many at once as there are."""
+
+    pool: WorkerPool
+
+    @property
+    def workers(self) -> int:
+        return self.pool.workers
+
+    def run(self, jobs: list[PairJob]) -> list[list]:
+        with ThreadPoolExecutor(self.pool.workers, "arena-pairs") as threads:
+            return list(threads.map(self.pool.measure_pairs, jobs))
 
 
 @contextlib.contextmanager
@@ -516,8 +542,10 @@ def staged_build(config: BuildConfig, called: float):
             raise
 
 
-def finish_build(staged: StagedBuild, runs: list[SourceRun]) -> BuildResult:
-    """Check the accounting, assemble the release in the staging folder and publish it."""
+def finish_build(staged: StagedBuild, runs: list[SourceRun], pair_runner=None) -> BuildResult:
+    """Check the accounting, assemble the release in the staging folder and publish it.
+    `pair_runner`: where the duplicate stage measures many pairs (`duplicates.stage.JobRunner`;
+    None: the stage's own processes)."""
     config, settings, seconds = staged.config, staged.settings, dict(staged.seconds)
     called = seconds.pop("called")
     seconds["objects"] = time.perf_counter() - staged.started
@@ -535,6 +563,7 @@ def finish_build(staged: StagedBuild, runs: list[SourceRun]) -> BuildResult:
         pair_cache=None
         if settings.cache_dir is None
         else ResultStore(settings.cache_dir, dict(settings.versions)["code"]),
+        pair_runner=pair_runner,
     )
     seconds["assemble"] = time.perf_counter() - t
     release.publish(settings.staging, config.out.absolute())
@@ -574,7 +603,7 @@ def build_locally(config: BuildConfig, progress=None) -> BuildResult:
         shown.stage("objects")
         runs = run_sources_locally(found, staged, pool, shown)
         shown.stage("assembling the release")
-        return finish_build(staged, runs)
+        return finish_build(staged, runs, PairJobsInWorkers(pool) if pool else None)
 
 
 def check_accounting(runs: list[SourceRun]) -> None:

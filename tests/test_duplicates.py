@@ -25,6 +25,7 @@ from duplicates.motion import could_agree, in_lengths, joint_tree, motion_eviden
 from duplicates.stage import canonical_rank
 from export.selection import EVAL_SIZE, assign_splits
 from flows.commands import build_command
+from pipeline.build import PairJobsInWorkers, WorkerPool
 from pipeline.cache import ResultStore
 from samples.generate import generate_library
 from samples.twins import DUPLICATE_VARIANTS, NEAR_MISS_VARIANTS
@@ -352,8 +353,8 @@ def test_meshes_split_or_merged_otherwise_are_found(twin_library):
 
 
 def test_clusters_do_not_depend_on_the_order_of_the_objects(twin_library, monkeypatch):
-    """The same records in another order, measured in worker processes, give the same
-    clusters, rows and evidence."""
+    """The same records in another order, measured in worker processes (the stage's own or
+    the build's), give the same clusters, rows and evidence."""
     objects = _table(twin_library / "keep", "objects")
     joints = defaultdict(list)
     for j in _table(twin_library / "keep", "joints"):
@@ -369,6 +370,9 @@ def test_clusters_do_not_depend_on_the_order_of_the_objects(twin_library, monkey
     again = find_duplicates(records[::-1], DuplicateSettings(priority=priority))
     assert first.rows == again.rows and first.cluster_of == again.cluster_of
     assert first.evidence == again.evidence
+    in_workers = PairJobsInWorkers(WorkerPool(2))  # the build's worker processes, as jobs
+    on_the_build = find_duplicates(records, DuplicateSettings(priority=priority), None, in_workers)
+    assert on_the_build.evidence == first.evidence and on_the_build.rows == first.rows
     members = defaultdict(set)
     for r in first.rows:
         members[r["cluster_id"]].add(r["object_id"])

@@ -10,6 +10,7 @@ import time
 import pytest
 from test_flows_build import manifests
 
+import duplicates.stage
 from flows.commands import EXIT_OK, build_command, build_release
 from flows.progress import BuildProgress
 from normalize.sources import load_sources
@@ -214,7 +215,7 @@ class CountingProgress(BuildProgress):
 
 
 def test_the_work_runs_inside_the_task_runs(
-    prefect_harness, sample_library, sample_release, tmp_path
+    prefect_harness, sample_library, sample_release, tmp_path, monkeypatch
 ):
     """Nothing is computed before Prefect is up; the batch task runs last as long as the
     objects' stages together; the progress moves object by object; the subflows end with the
@@ -233,6 +234,7 @@ def test_the_work_runs_inside_the_task_runs(
         live=False,
     )
     server = LateServer(lambda: list(tmp_path.glob(f".{cold.name}.build-*/objects/*")))
+    monkeypatch.setattr(duplicates.stage, "PROCESS_PAIRS", 0)  # the pairs as jobs, however few
     runs, _ = recorded_runs()
     seen = {r.id for group in runs.values() for r in group}
     progress = CountingProgress(live=False)
@@ -257,3 +259,6 @@ def test_the_work_runs_inside_the_task_runs(
     [assemble] = [t for t in tasks if t.flow_run_id == build.id and t.name == "assemble test"]
     assert assemble.state.type.value == "COMPLETED"
     assert assemble.total_run_time.total_seconds() >= result.seconds["assemble"] * 0.9
+    pairs = [t for t in tasks if t.name.startswith("duplicates batch ")]
+    assert 1 <= len(pairs) <= 2 * 4, "the pair jobs (at most --workers x 4) are task runs"
+    assert all(t.state.type.value == "COMPLETED" for t in pairs)
