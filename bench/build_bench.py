@@ -10,17 +10,17 @@ Each build is a subprocess of its own (this file with `--child`: `flows.commands
 as `arena build` runs it), so each Prefect build imports Prefect and starts its own temporary
 server (unless PREFECT_API_URL points at a running one), and no build profits from another's
 in-process mesh cache; the wall time is the subprocess's, interpreter start included. The time
-a Prefect build still waits for its server after discovery, cache lookups and starting its
-batches is reported. `--phases cold` leaves the warm builds out. All releases must have
-byte-identical manifests.
+a Prefect build waits for its server after discovery is reported. `--phases cold` leaves the
+warm builds out. All releases must have byte-identical manifests.
 
-Prefect's share of the wall time is the median Prefect build minus the median build without
-Prefect, over the median Prefect build (the rounds alternate the two, so both see the same
-machine load). Prefect's database (in the benchmark's own PREFECT_HOME) is created before the
-rounds, as it is on any machine where Prefect has run once; what the first build on a machine
-pays on top for creating it (its schema migrations) is reported on its own
-(`prefect_database_setup`). The target is a warm rebuild at most a tenth of the cold build.
-Prints the figures and writes bench/results/build_bench.json (or --results).
+Prefect's share of the wall (and CPU) time is 1 - the build without Prefect over the Prefect
+build, per round, then the median over the rounds (the rounds alternate the two, so each pair
+sees the same machine load; a difference of medians of unpaired rounds came out negative on a
+machine that sped up during the run). Prefect's database (in the benchmark's own
+PREFECT_HOME) is created before the rounds, as it is on any machine where Prefect has run
+once; what the first build on a machine pays on top for creating it (its schema migrations) is
+reported on its own (`prefect_database_setup`). The target is a warm rebuild at most a tenth
+of the cold build. Prints the figures and writes bench/results/build_bench.json (or --results).
 """
 
 from __future__ import annotations
@@ -183,20 +183,20 @@ def main() -> None:
     def ratio(a, b):
         return round(runs[a]["wall_s"] / runs[b]["wall_s"], 2)
 
-    prefect_cold = runs["prefect_cold"]["wall_s"] - runs["without_prefect_cold"]["wall_s"]
-    prefect_cpu = runs["prefect_cold"]["cpu_s"] - runs["without_prefect_cold"]["cpu_s"]
+    def paired(phase: str, figure: str) -> float:
+        """Prefect's share of a figure: 1 - without / with Prefect, per round, the median (the
+        rounds alternate the two builds, so each pair saw the same machine)."""
+        pairs = zip(rounds[f"prefect_{phase}"], rounds[f"without_prefect_{phase}"], strict=True)
+        return round(statistics.median(1 - b[figure] / a[figure] for a, b in pairs), 3)
+
     share = {
-        "cold_s": round(prefect_cold, 2),
-        "cold_fraction": round(prefect_cold / runs["prefect_cold"]["wall_s"], 3),
-        "cold_cpu_s": round(prefect_cpu, 2),
-        "cold_cpu_fraction": round(prefect_cpu / runs["prefect_cold"]["cpu_s"], 3),
+        "cold_fraction": paired("cold", "wall_s"),
+        "cold_cpu_fraction": paired("cold", "cpu_s"),
         "cold_wait_for_server_s": runs["prefect_cold"]["prefect_wait_s"],
     }
     cold_over_warm = {}
     if "warm" in args.phases:
-        prefect_warm = runs["prefect_warm"]["wall_s"] - runs["without_prefect_warm"]["wall_s"]
-        share["warm_s"] = round(prefect_warm, 2)
-        share["warm_fraction"] = round(prefect_warm / runs["prefect_warm"]["wall_s"], 3)
+        share["warm_fraction"] = paired("warm", "wall_s")
         cold_over_warm = {
             "without_prefect": ratio("without_prefect_cold", "without_prefect_warm"),
             "prefect": ratio("prefect_cold", "prefect_warm"),

@@ -9,6 +9,7 @@ Prefect task on the task runner the user chose.
         source_flow x S                a subflow per source, run named and tagged after it;
                                        SOURCES_AT_ONCE at a time, so the workers go on from one
                                        source to the next without waiting for its last batch
+                                       (a batch task is submitted once a worker is free)
           batch_task x B               `<source> batch k/n`: every object of the batch, from
                                        the cache or computed (`pipeline.build.run_batch`)
         assemble_task                  duplicates (pair jobs as task runs `duplicates batch
@@ -28,7 +29,6 @@ import concurrent.futures
 import contextlib
 import contextvars
 import logging
-import os
 import sys
 import threading
 import time
@@ -53,16 +53,13 @@ from pipeline.build import (
     BuildConfig,
     BuildResult,
     DiscoveredSource,
-    NoProgress,
     StagedBuild,
     WorkerPool,
-    discover_source,
     finish_build,
+    open_build,
     run_batch,
     source_batches,
     source_run,
-    staged_build,
-    worker_pool,
 )
 from pipeline.chain import BatchSettings
 
@@ -83,6 +80,10 @@ class BuildWork:
     # set when the build ends early (Ctrl-C, SIGTERM, a failure): batch tasks not yet started
     # end at once
     stopping: threading.Event = field(default_factory=threading.Event)
+    # the worker processes free for a batch (process runner): a batch task is submitted only
+    # when one is, so that its run's duration is its batch's work, not a wait in a queue
+    free_workers: threading.Semaphore | None = None
+    has_ui: bool = False  # a configured Prefect server (the temporary one serves no UI)
 
 
 # A flow run's parameters go to the Prefect API, which refuses more than 512 KB of them: passing
@@ -139,10 +140,11 @@ def _worth_retrying(task, task_run, state) -> bool:
     retry_condition_fn=_worth_retrying,
     cache_policy=NO_CACHE,
 )
-def batch_task(batch: Batch, settings: BatchSettings, work_key: str | None) -> list[dict]:
-    """Every object of one batch (`pipeline.build.run_batch`); each rejected object is logged
-    at WARNING with its code. `work_key`: the build's work in this process (the process
-    runner: its worker processes and progress display), None on a Dask worker."""
+def batch_task(batch: Batch, settings: BatchSettings, work_key: str | None) -> Unwalked:
+    """Every object of one batch (`pipeline.build.run_batch`), a list of outcomes; each
+    rejected object is logged at WARNING with its code. `work_key`: the build's work in this
+    process (the process runner: its worker processes and progress display), None on a Dask
+    worker."""
     work = _work(work_key) if work_key is not None else None
     if work is not None and work.stopping.is_set():
         raise SupervisorClosed("the build is stopping")
@@ -160,16 +162,16 @@ def batch_task(batch: Batch, settings: BatchSettings, work_key: str | None) -> l
             log.warning(
                 "%s rejected: %s: %s", outcome["object_id"], reject["code"], reject["message"]
             )
-    return outcomes
+    return Unwalked(outcomes)
 
 
 @task(name="pairs", retries=1, cache_policy=NO_CACHE)
-def pairs_task(job: PairJob, work_key: str | None) -> list:
-    """The duplicate stage's evidence on one job of pairs: in the build's worker processes, or
-    here on a Dask worker (`work_key` None)."""
+def pairs_task(job: Unwalked, work_key: str | None) -> Unwalked:
+    """The duplicate stage's evidence on one job of pairs (a PairJob): in the build's worker
+    processes, or here on a Dask worker (`work_key` None)."""
     if work_key is not None and _work(work_key).pool is not None:
-        return _work(work_key).pool.measure_pairs(job)
-    return measure_job(job)
+        return Unwalked(_work(work_key).pool.measure_pairs(job.value))
+    return Unwalked(measure_job(job.value))
 
 
 @dataclass
@@ -183,27 +185,27 @@ class PairTasks:
     def run(self, jobs: list[PairJob]) -> list[list]:
         futures = [
             pairs_task.with_options(task_run_name=f"duplicates batch {k}/{len(jobs)}").submit(
-                job, self.work_key
+                Unwalked(job), self.work_key
             )
             for k, job in enumerate(jobs, 1)
         ]
-        return [future.result() for future in futures]
+        return [future.result().value for future in futures]
 
 
 @task(name="assemble release", cache_policy=NO_CACHE)
-def assemble_task(work_key: str, runs: list) -> Unwalked:
+def assemble_task(work_key: str, runs: Unwalked) -> Unwalked:
     """Check the accounting, assemble the release (duplicates, their pair jobs as task runs of
     their own; manifests, card, checksums) and publish it (`pipeline.build.finish_build`)."""
     work = _work(work_key)
     local = None if work.dask_address is not None else work_key
     runner = PairTasks(max(work.staged.config.workers, 1), local)
-    return Unwalked(finish_build(work.staged, runs, runner))
+    return Unwalked(finish_build(work.staged, runs.value, runner))
 
 
 class Unwalked:
-    """A run's return value that Prefect hands back without walking it: a finished run looks
-    for futures and states inside the lists, dicts and dataclasses it returns, which took
-    about 1.5 s of the build's CPU for the corpus's outcomes."""
+    """A value that Prefect hands over without walking it: a run looks for futures and states
+    inside the lists, dicts and dataclasses of its parameters and of what it returns, which
+    took about 1.5 s of the build's CPU for the corpus's outcomes."""
 
     __slots__ = ("value",)
 
@@ -221,13 +223,18 @@ def source_flow(source_name: str, objects: int, work_key: str) -> Unwalked:
     batches = source_batches(found, work.staged.config)
     run_logger().info("%s: %d objects in %d batches", source_name, objects, len(batches))
     local = None if work.dask_address is not None else work_key
-    futures = [
-        batch_task.with_options(task_run_name=batch.name).submit(batch, work.staged.settings, local)
-        for batch in batches
-    ]
+    futures = []
+    for batch in batches:
+        _wait_for_a_free_worker(work)
+        future = batch_task.with_options(task_run_name=batch.name).submit(
+            batch, work.staged.settings, local
+        )
+        if work.free_workers is not None:
+            future.add_done_callback(lambda _: work.free_workers.release())
+        futures.append(future)
     outcomes: list[dict] = []
     for future in as_completed(futures):
-        batch = future.result()
+        batch = future.result().value
         if local is None:  # on Dask: counted as each batch ends
             for outcome in batch:
                 work.progress.object_finished(source_name, outcome)
@@ -241,13 +248,24 @@ def arena_build_flow(version: str, out: str, sources: list[str], work_key: str) 
     summary and the rejects become artifacts of the run. Any failure raises, so the run ends
     Failed."""
     work = _work(work_key)
-    _say_where_the_run_is()
+    if work.has_ui:
+        _say_where_the_run_is()
     work.progress.stage("objects")
     runs = _run_sources(work, work_key)
     work.progress.stage("assembling the release")
-    result = assemble_task.with_options(task_run_name=f"assemble {version}")(work_key, runs).value
+    assemble = assemble_task.with_options(task_run_name=f"assemble {version}")
+    result = assemble(work_key, Unwalked(runs)).value
     _record(result)
     return Unwalked(result)
+
+
+def _wait_for_a_free_worker(work: BuildWork) -> None:
+    """Block until a worker process is free for one more batch (process runner only)."""
+    if work.free_workers is None:
+        return
+    while not work.free_workers.acquire(timeout=0.2):
+        if work.stopping.is_set():
+            raise SupervisorClosed("the build is stopping")
 
 
 def _run_sources(work: BuildWork, work_key: str) -> list:
@@ -289,13 +307,12 @@ def _task_runner(work: BuildWork):
 
 
 def _say_where_the_run_is() -> None:
-    """Print the flow run's page when the API has a UI (a configured server; Prefect's
-    temporary server has none)."""
+    """Print the flow run's page on the configured server's UI."""
     from prefect.runtime import flow_run
     from prefect.settings import PREFECT_UI_URL
 
     ui = PREFECT_UI_URL.value()
-    if ui and os.environ.get("PREFECT_API_URL"):
+    if ui:
         print(f"arena build: Prefect flow run {ui}/runs/flow-run/{flow_run.id}", file=sys.stderr)
 
 
@@ -369,17 +386,14 @@ def build_with_prefect(
     before this call so that it starts while the sources are discovered (None: start it
     here). A source that discovery cannot use ends the build before the wait for the server."""
     server = server or PrefectServer.start()
-    with (
-        staged_build(config, called) as staged,
-        progress or NoProgress() as shown,
-        worker_pool(config) as pool,
-    ):
-        shown.stage("discovering")
-        found = [discover_source(source, shown) for source in config.sources]
-        shown.stage("waiting for Prefect's server")
-        staged.seconds["orchestrator_start"] = server.wait()
+    with open_build(config, called, progress) as opened:
+        opened.progress.stage("waiting for Prefect's server")
+        opened.staged.seconds["orchestrator_start"] = server.wait()
         with server.active(), _dask_cluster(config) as address:
-            work = BuildWork(staged, found, pool, shown, address)
+            work = BuildWork(opened.staged, opened.found, opened.pool, opened.progress, address)
+            work.has_ui = server.url is None
+            if opened.pool is not None:
+                work.free_workers = threading.Semaphore(opened.pool.workers)
             build = arena_build_flow.with_options(
                 flow_run_name=f"build {config.version}", task_runner=_task_runner(work)
             )

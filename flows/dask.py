@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import logging
 import os
 import sys
 
@@ -60,6 +61,9 @@ def local_cluster(workers: int):
         "PREFECT_API_URL": PREFECT_API_URL.value(),
         "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"),
     }
+    # the scheduler runs in this process: its INFO lines (clients, workers) would fill the
+    # terminal, where the progress display is
+    logging.getLogger("distributed").setLevel(logging.WARNING)
     with LocalCluster(
         n_workers=max(workers, 1),
         threads_per_worker=1,

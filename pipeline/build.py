@@ -317,14 +317,15 @@ def plan_batches(candidates: list, batch_size: int, workers: int) -> list[list]:
     return [candidates[i : i + size] for i in range(0, len(candidates), size)]
 
 
-@dataclass
 class Batch:
-    """What one batch task works on: batch `number` of `of` of a source's candidates."""
+    """What one batch task works on: batch `number` of `of` of a source's candidates. A plain
+    class: Prefect walks the dataclasses among a task's parameters, and would walk every
+    candidate."""
 
-    source: str
-    number: int
-    of: int
-    candidates: list[Candidate]
+    __slots__ = ("source", "number", "of", "candidates")
+
+    def __init__(self, source: str, number: int, of: int, candidates: list[Candidate]):
+        self.source, self.number, self.of, self.candidates = source, number, of, candidates
 
     @property
     def name(self) -> str:
@@ -589,10 +590,22 @@ def finish_build(staged: StagedBuild, runs: list[SourceRun], pair_runner=None) -
     )
 
 
-def build_locally(config: BuildConfig, progress=None) -> BuildResult:
-    """The whole build in this process and its worker processes, without Prefect: discover
-    every source, run their batches, assemble and publish."""
-    called = time.perf_counter()
+@dataclass
+class OpenBuild:
+    """A build holding --out's lock with its sources discovered: what every runner starts
+    from (`open_build`)."""
+
+    staged: StagedBuild
+    progress: object
+    pool: WorkerPool | None
+    found: list[DiscoveredSource]
+
+
+@contextlib.contextmanager
+def open_build(config: BuildConfig, called: float, progress=None):
+    """Lock --out and stage the build (`staged_build`), show its progress, provide its worker
+    processes (started on first use) and discover every source (plain Python, no object's
+    work yet)."""
     with (
         staged_build(config, called) as staged,
         progress or NoProgress() as shown,
@@ -600,10 +613,18 @@ def build_locally(config: BuildConfig, progress=None) -> BuildResult:
     ):
         shown.stage("discovering")
         found = [discover_source(source, shown) for source in config.sources]
-        shown.stage("objects")
-        runs = run_sources_locally(found, staged, pool, shown)
-        shown.stage("assembling the release")
-        return finish_build(staged, runs, PairJobsInWorkers(pool) if pool else None)
+        yield OpenBuild(staged, shown, pool, found)
+
+
+def build_locally(config: BuildConfig, progress=None) -> BuildResult:
+    """The whole build in this process and its worker processes, without Prefect: discover
+    every source, run their batches, assemble and publish."""
+    with open_build(config, time.perf_counter(), progress) as build:
+        build.progress.stage("objects")
+        runs = run_sources_locally(build.found, build.staged, build.pool, build.progress)
+        build.progress.stage("assembling the release")
+        pairs = PairJobsInWorkers(build.pool) if build.pool else None
+        return finish_build(build.staged, runs, pairs)
 
 
 def check_accounting(runs: list[SourceRun]) -> None:

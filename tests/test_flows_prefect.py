@@ -34,7 +34,7 @@ def recorded_runs() -> tuple[dict[str, list], list]:
 
 
 def test_build_flow_through_the_command_line(
-    prefect_harness, sample_library, sample_release, tmp_path
+    prefect_harness, sample_library, sample_release, tmp_path, capsys
 ):
     out, cache = tmp_path / "release", tmp_path / "cache"
     args = dict(
@@ -58,6 +58,7 @@ def test_build_flow_through_the_command_line(
     new = {name: [r for r in group if r.id not in seen] for name, group in runs.items()}
     [build] = new["arena-build"]
     assert build.state.type.value == "COMPLETED" and build.name == "build test"
+    assert f"/runs/flow-run/{build.id}" in capsys.readouterr().err, "the run's page is said"
     sources = [s.name for s in load_sources(sample_library / "sources.yaml")]
     assert build.parameters["out"] == str(out.absolute())
     by_source = {r.name: r for r in new["arena-source"]}
