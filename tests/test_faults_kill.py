@@ -58,6 +58,12 @@ def reference(library, tmp_path_factory) -> str:
     return build_release(config).content_hash
 
 
+def _with_ctrl_c_as_a_terminal_gives_it() -> None:
+    """A shell starts background jobs with SIGINT ignored, and Python keeps it ignored; when the
+    suite itself runs in the background, its builds must still get Ctrl-C as a terminal sends it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Build:
     """One `arena build` subprocess, its combined output in a log file."""
 
@@ -83,7 +89,11 @@ class Build:
         ]
         with open(self.log, "wb") as log:  # a session of its own, as a terminal gives it
             self.process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_with_ctrl_c_as_a_terminal_gives_it,
             )
 
     def output(self) -> str:
