@@ -432,6 +432,8 @@ def computed_outcome(
     the disk written to (`normalize.errors.write_failure`) is no object's: it raises
     `WriteFailed`, which stops the build.
     """
+    from verify.checks import simulator
+
     object_dir = settings.staging / "objects" / candidate.object_id
     started = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -504,6 +506,7 @@ def computed_outcome(
                     candidate, "pipeline", "internal.error", f"{type(exc).__name__}: {exc}"
                 )
                 break
+    simulator.forget_loaded_assets()
     inputs = hash_inputs(
         (p for p in recorded if not p.startswith(staging)),
         candidate.source.path,
