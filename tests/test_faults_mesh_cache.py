@@ -55,9 +55,9 @@ def test_store_gives_back_exactly_what_was_computed(files, tmp_path, monkeypatch
     assert stored == sorted([mass_entry, "obj.arrays", "stl.arrays", "stl.converted.obj"])
 
     meshes.clear_cache()  # a new process, a later build
-    monkeypatch.setattr(meshes, "_parse", _refuse)
-    monkeypatch.setattr(meshes, "_computed_mass", _refuse)
-    monkeypatch.setattr(meshes, "_obj_text", _refuse)
+    monkeypatch.setattr(meshes.loading, "_parse", _refuse)
+    monkeypatch.setattr(meshes.mass, "_computed_mass", _refuse)
+    monkeypatch.setattr(meshes.writing, "_obj_text", _refuse)
     with meshes.disk_cache(store):
         again = meshes.load_mesh(obj)
         mass_again = _mass(obj)
@@ -138,8 +138,8 @@ def test_rebuild_after_a_code_change_reuses_the_store_and_gives_the_same_release
     assert any((cache / MESH_CACHE).rglob("*.arrays"))
     shutil.rmtree(ObjectCache(cache).root)  # what a code change does to the object cache
     meshes.clear_cache()
-    monkeypatch.setattr(meshes, "_parse", _refuse)
-    monkeypatch.setattr(meshes, "_computed_mass", _refuse)
+    monkeypatch.setattr(meshes.loading, "_parse", _refuse)
+    monkeypatch.setattr(meshes.mass, "_computed_mass", _refuse)
     second = build("second")
     assert len(second.computed) == first.info["counts"]["discovered"]
     assert second.internal_errors == []

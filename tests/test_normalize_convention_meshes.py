@@ -161,7 +161,7 @@ def test_material_libraries_and_textures_are_held_to_the_mesh_size_limit(
         "images/wood.png": b"\x89PNG",
     }
     files[big] = files[big] + (b"\0" if isinstance(files[big], bytes) else "#") * 4096
-    monkeypatch.setattr(meshes, "MAX_MESH_BYTES", 2048)
+    monkeypatch.setattr(meshes.reading, "MAX_MESH_BYTES", 2048)
     with pytest.raises(AssetError) as info:
         normalize_with(tmp_path, "parts/part.obj", files)
     assert info.value.code == "mesh.too_large" and info.value.path.endswith(big.split("/")[1])

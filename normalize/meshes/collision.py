@@ -1,0 +1,165 @@
+"""Collision meshes simulators accept: meshes thinner than `MIN_COLLISION_THICKNESS`
+thickened into a hull, flat visuals written as two layers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import trimesh
+
+from normalize.meshes.mass import SHELL_THICKNESS
+from normalize.meshes.store import Mesh, _timed
+from normalize.meshes.writing import OutputNames, _obj_text
+
+#: A collision mesh thinner than this (m, across its convex hull) is written as its convex hull
+#: grown by this much along every axis: simulators that collide convex hulls (MuJoCo) refuse a
+#: flat, coplanar or near-degenerate point set.
+MIN_COLLISION_THICKNESS = SHELL_THICKNESS
+_hulls: dict[tuple, tuple[np.ndarray, np.ndarray] | None] = {}
+_thick_enough: set[tuple] = set()  # (content, scale) of meshes that collide as they are
+
+
+def hull_width(points: np.ndarray) -> float:
+    """The extent of `points` along their thinnest principal direction (0 when they do not
+    span three dimensions)."""
+    unique = np.unique(points, axis=0)
+    if len(unique) < 4:
+        return 0.0
+    centred = unique - unique.mean(axis=0)
+    direction = np.linalg.svd(centred, full_matrices=False)[2][-1]
+    projected = centred @ direction
+    return float(projected.max() - projected.min())
+
+
+def inward_offset(
+    normal: np.ndarray, mesh: Mesh, scale: np.ndarray, toward: np.ndarray
+) -> np.ndarray:
+    """The move (mesh units) by MIN_COLLISION_THICKNESS after `scale` across the plane of
+    `normal` (mesh units), on the side of `toward` (a point in the mesh's frame, mesh units:
+    its link's centre), so that thickening keeps the link's box."""
+    direction = normal / scale  # a plane's normal after scaling
+    direction /= np.linalg.norm(direction)
+    if float(direction @ ((toward - mesh.vertices.mean(axis=0)) * scale)) < 0:
+        direction = -direction
+    return direction * MIN_COLLISION_THICKNESS / scale
+
+
+def thickened_collision(
+    mesh: Mesh, scale: np.ndarray, toward: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(vertices, faces) of the convex hull of `mesh` and of its copy moved by
+    `MIN_COLLISION_THICKNESS` across its thinnest direction, towards `toward` (mesh frame; in
+    the mesh's own units, so that after `scale` it is that thick), repeated while the hull is
+    still thinner (a needle); a point or segment is grown by that much in every axis instead.
+    None when the mesh at `scale` is thick enough to collide as it is. The result is thick
+    enough, so normalizing it again leaves it alone. Cached by content, scale and moves."""
+    scale = np.asarray(scale, dtype=float)
+    thick_key = (mesh.sha256, tuple(scale.tolist()))
+    if thick_key in _thick_enough:
+        return None
+    with _timed("mass"):
+        if hull_width(mesh.vertices * scale) >= MIN_COLLISION_THICKNESS:
+            _thick_enough.add(thick_key)
+            return None
+        points = np.unique(mesh.vertices, axis=0)
+        moves = []
+        for _ in range(3):  # a plate needs one move, a needle two
+            if hull_width(points * scale) >= MIN_COLLISION_THICKNESS:
+                break
+            centred = points * scale - (points * scale).mean(axis=0)
+            values, directions = np.linalg.svd(centred, full_matrices=False)[1:]
+            if len(points) >= 3 and values[1] > FLAT_FRACTION * max(values[0], 1e-300):
+                normal = directions[-1] * scale  # the thinnest direction, as a plane normal
+                offsets = np.array([np.zeros(3), inward_offset(normal, mesh, scale, toward)])
+            else:  # a point or a segment
+                half = MIN_COLLISION_THICKNESS / 2.0 / np.abs(scale)
+                offsets = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T * half
+            moves.append(tuple(offsets.ravel().tolist()))
+            points = np.unique((points[:, None, :] + offsets[None, :, :]).reshape(-1, 3), axis=0)
+        key = (mesh.sha256, tuple(scale.tolist()), tuple(moves))
+        if key not in _hulls:
+            hull = trimesh.convex.convex_hull(points)
+            _hulls[key] = (np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces))
+        return _hulls[key]
+
+
+def write_collision_obj(
+    vertices: np.ndarray, faces: np.ndarray, out_dir: Path, names: OutputNames, key: str, stem: str
+) -> str:
+    """Write a generated collision mesh (`key` identifies it) as OBJ; returns the output name."""
+    name, new = names.name(f"collision:{key}", ".obj", stem=f"{stem}_collision")
+    if new:
+        with _timed("write"):
+            (out_dir / name).write_text(_obj_text(vertices, faces), encoding="utf-8")
+    return name
+
+
+#: A mesh whose points lie in one plane to within this fraction of its size is flat: MuJoCo
+#: cannot compute its volume (it refuses the file), so a flat visual is written as two layers.
+FLAT_FRACTION = 1e-9
+
+
+_flat: dict[str, np.ndarray | None] = {}
+
+
+def flat_normal(mesh: Mesh) -> np.ndarray | None:
+    """The unit normal of a mesh whose points are coplanar (or fewer than 4), else None
+    (cached by content)."""
+    if mesh.sha256 not in _flat:
+        with _timed("mass"):
+            _flat[mesh.sha256] = _flat_normal(mesh.vertices)
+    return _flat[mesh.sha256]
+
+
+def _flat_normal(vertices: np.ndarray) -> np.ndarray | None:
+    unique = np.unique(vertices, axis=0)
+    size = float(np.max(unique.max(axis=0) - unique.min(axis=0))) if len(unique) else 0.0
+    if len(unique) >= 4 and hull_width(unique) > FLAT_FRACTION * size:
+        return None
+    centred = unique - unique.mean(axis=0)
+    if len(unique) < 3:  # a point or a segment: any direction across it
+        direction = centred[-1] if len(unique) == 2 else np.array([0.0, 0.0, 1.0])
+        normal = np.cross(direction, [1.0, 0.0, 0.0])
+        if np.linalg.norm(normal) < 1e-12:
+            normal = np.cross(direction, [0.0, 1.0, 0.0])
+        return normal / np.linalg.norm(normal)
+    return np.linalg.svd(centred, full_matrices=False)[2][-1]
+
+
+def _vertex_ref(token: bytes, count: int) -> int:
+    """1-based absolute vertex index of an OBJ index token (negative ones count back)."""
+    index = int(token)
+    return count + index + 1 if index < 0 else index
+
+
+def doubled_obj(data: bytes, offset: np.ndarray) -> bytes:
+    """OBJ text of a flat mesh as two layers, as it is and moved by `offset`, the second with
+    reversed faces: every other line (materials, texture coordinates, normals, groups) as it
+    was, so it looks the same; vertex k becomes vertices 2k - 1 (front) and 2k (back)."""
+    out: list[bytes] = []
+    count = 0
+    for line in data.splitlines():
+        parts = line.split()
+        key = parts[0] if parts else b""
+        if key == b"v" and len(parts) >= 4:
+            point = np.array([float(p) for p in parts[1:4]])
+            rest = b" ".join(parts[4:])
+            for shifted in (point, point + offset):
+                text = "v {:.17g} {:.17g} {:.17g}".format(*shifted).encode()
+                out.append(text + (b" " + rest if rest else b""))
+            count += 1
+        elif key == b"f" and len(parts) >= 4:
+            corners = []
+            for token in parts[1:]:
+                head, sep, tail = token.partition(b"/")
+                k = _vertex_ref(head, count)
+                corners.append((2 * k - 1, 2 * k, sep + tail))
+            out.append(b"f " + b" ".join(b"%d%s" % (a, t) for a, _, t in corners))
+            out.append(b"f " + b" ".join(b"%d%s" % (b, t) for _, b, t in reversed(corners)))
+        elif key in (b"l", b"p"):
+            refs = [b"%d" % (2 * _vertex_ref(t.partition(b"/")[0], count) - 1) for t in parts[1:]]
+            out.append(key + b" " + b" ".join(refs))
+        else:
+            out.append(line)
+    return b"\n".join(out) + b"\n"

@@ -1,0 +1,228 @@
+"""Loaded meshes kept in this process (`Mesh`, by content) and on disk (`disk_cache`), and
+`TIMING`, the seconds spent in mesh work."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import trimesh
+
+from normalize.changes import Change
+
+CACHE_BYTES = 256 * 1024 * 1024  # arrays kept in memory per process (the disk store has the rest)
+
+TIMING: dict[str, float] = {"load": 0.0, "bounds": 0.0, "mass": 0.0, "write": 0.0}
+
+
+@contextmanager
+def _timed(key: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        TIMING[key] += time.perf_counter() - start
+
+
+def reset_timing() -> None:
+    for key in TIMING:
+        TIMING[key] = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class Mesh:
+    """A loaded mesh: float64 vertices (n, 3), int faces (m, 3), file content hash."""
+
+    sha256: str
+    vertices: np.ndarray
+    faces: np.ndarray
+    notes: tuple[tuple[str, str], ...] = ()
+
+    def changes(self, element: str | None = None) -> list[Change]:
+        """The notes taken while reading the file, as recorded changes."""
+        return [Change(code, message, element=element) for code, message in self.notes]
+
+    @property
+    def nbytes(self) -> int:
+        return self.vertices.nbytes + self.faces.nbytes
+
+
+_lock = threading.Lock()
+_cache: OrderedDict[str, Mesh] = OrderedDict()
+_cache_bytes = 0
+_mass_cache: dict[tuple, tuple[float, np.ndarray, np.ndarray, str] | None] = {}
+#: Meshes a source gives as data (`generated_obj`): path -> OBJ bytes, never on disk.
+GENERATED_FOLDER = Path("/arena-generated-meshes")
+_generated: dict[str, bytes] = {}
+_sha_by_stat: dict[tuple, str] = {}
+
+
+def clear_cache() -> None:
+    global _cache_bytes
+    with _lock:
+        _cache.clear()
+        _mass_cache.clear()
+        _generated.clear()
+        _sha_by_stat.clear()
+        _cache_bytes = 0
+
+
+DISK_FORMAT = 2
+_DIGEST_BYTES = 32
+_disk: Path | None = None  # where parsed meshes and mass properties are stored, if anywhere
+
+
+@functools.cache
+def _code_key() -> str:
+    """What stored entries depend on besides file content: every module of this package (by
+    name) and trimesh."""
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(trimesh.__version__.encode())
+    return h.hexdigest()[:16]
+
+
+@contextmanager
+def disk_cache(folder: Path | None) -> Iterator[None]:
+    """Inside the block, store parsed meshes and mass properties under `folder` as well (None:
+    in memory only). Process-wide: meant for worker processes running one object at a time."""
+    global _disk
+    previous = _disk
+    _disk = Path(folder) / f"v{DISK_FORMAT}-{_code_key()}" if folder is not None else None
+    try:
+        yield
+    finally:
+        _disk = previous
+
+
+def _disk_path(sha: str, suffix: str) -> Path | None:
+    if _disk is None or sha.endswith(".gltf"):
+        return None
+    return _disk / sha[:2] / f"{sha}{suffix}"
+
+
+def _disk_read(path: Path | None) -> bytes | None:
+    """The body of a stored entry, or None when absent or damaged (then deleted)."""
+    if path is None:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    body, digest = data[:-_DIGEST_BYTES], data[-_DIGEST_BYTES:]
+    if len(data) > _DIGEST_BYTES and hashlib.sha256(body).digest() == digest:
+        return body
+    with contextlib.suppress(OSError):
+        path.unlink()
+    return None
+
+
+def _disk_write(path: Path | None, body: bytes) -> None:
+    """Store `body` with its digest (under a temporary name, then renamed: a killed process
+    leaves no half-written entry). Best effort: a full or read-only disk only costs speed."""
+    if path is None:
+        return
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(body + hashlib.sha256(body).digest())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _stored_arrays(sha: str) -> tuple[np.ndarray, np.ndarray, tuple] | None:
+    """A parsed mesh from the disk store: a JSON line (counts and notes), then the vertices
+    (float64) and faces (int64), little-endian."""
+    body = _disk_read(_disk_path(sha, ".arrays"))
+    if body is None:
+        return None
+    header, _, data = body.partition(b"\n")
+    stored = json.loads(header)
+    n_vertices, n_faces = stored["vertices"], stored["faces"]
+    split = n_vertices * 3 * 8
+    if len(data) != split + n_faces * 3 * 8:
+        return None
+    vertices = np.frombuffer(data, dtype="<f8", count=n_vertices * 3).reshape(-1, 3)
+    faces = np.frombuffer(data, dtype="<i8", offset=split).reshape(-1, 3)
+    return vertices, faces, tuple(tuple(note) for note in stored["notes"])
+
+
+def _store_arrays(sha: str, vertices: np.ndarray, faces: np.ndarray, notes: tuple) -> None:
+    path = _disk_path(sha, ".arrays")
+    if path is not None:
+        header = json.dumps({"vertices": len(vertices), "faces": len(faces), "notes": notes})
+        body = b"".join(
+            [
+                header.encode() + b"\n",
+                np.ascontiguousarray(vertices, dtype="<f8").tobytes(),
+                np.ascontiguousarray(faces, dtype="<i8").tobytes(),
+            ]
+        )
+        _disk_write(path, body)
+
+
+def _mass_path(key: tuple) -> Path | None:
+    sha, scale, density = key
+    tag = hashlib.sha256(repr((scale, density)).encode()).hexdigest()[:16]
+    return _disk_path(sha, f".mass-{tag}.json")
+
+
+def _stored_mass(key: tuple):
+    """(found, result) from the disk store; result as `_mesh_mass` returns it."""
+    body = _disk_read(_mass_path(key))
+    if body is None:
+        return False, None
+    stored = json.loads(body)
+    if stored["key"] != [key[0], list(key[1]), key[2]]:
+        return False, None
+    if stored["result"] is None:
+        return True, None
+    mass, com, inertia, method = stored["result"]
+    return True, (mass, np.array(com), np.array(inertia), method)
+
+
+def _store_mass(key: tuple, result) -> None:
+    path = _mass_path(key)
+    if path is not None:
+        value = None
+        if result is not None:
+            mass, com, inertia, method = result
+            value = [mass, com.tolist(), inertia.tolist(), method]
+        record = {"key": [key[0], list(key[1]), key[2]], "result": value}
+        _disk_write(path, json.dumps(record).encode())
+
+
+def _cached(sha: str) -> Mesh | None:
+    with _lock:
+        mesh = _cache.get(sha)
+        if mesh is not None:
+            _cache.move_to_end(sha)
+        return mesh
+
+
+def _store(mesh: Mesh) -> Mesh:
+    """Keep `mesh` in the cache (evicting the least recently used above CACHE_BYTES)."""
+    global _cache_bytes
+    with _lock:
+        if mesh.sha256 not in _cache:
+            _cache[mesh.sha256] = mesh
+            _cache_bytes += mesh.nbytes
+        while _cache_bytes > CACHE_BYTES and len(_cache) > 1:
+            _, old = _cache.popitem(last=False)
+            _cache_bytes -= old.nbytes
+        return _cache[mesh.sha256]
