@@ -432,6 +432,7 @@ def computed_outcome(
     the disk written to (`normalize.errors.write_failure`) is no object's: it raises
     `WriteFailed`, which stops the build.
     """
+    from normalize import meshes
     from verify.checks import simulator
 
     object_dir = settings.staging / "objects" / candidate.object_id
@@ -507,6 +508,7 @@ def computed_outcome(
                 )
                 break
     simulator.forget_loaded_assets()
+    meshes.forget_generated()
     inputs = hash_inputs(
         (p for p in recorded if not p.startswith(staging)),
         candidate.source.path,

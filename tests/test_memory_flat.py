@@ -86,3 +86,35 @@ def test_pybullet_keeps_no_mesh_of_earlier_objects(tmp_path):
     )
     grown = float(run.stdout.strip().splitlines()[-1])
     assert grown < 15, f"the process grew by {grown:.0f} MiB over 35 loads"
+
+
+def test_every_cache_of_the_mesh_modules_is_bounded():
+    """Module-level dicts and sets of `normalize.meshes` either keep a bounded number of
+    entries (`Recent`), or are bounded in bytes (the parsed meshes), or are emptied after each
+    object (meshes given as data); a new unbounded one fails here."""
+    import importlib
+    import pkgutil
+
+    from normalize import meshes
+    from normalize.meshes.store import Recent
+
+    allowed = {("store", "_cache"), ("store", "_generated")}
+    unbounded = []
+    for info in pkgutil.iter_modules(meshes.__path__):
+        module = importlib.import_module(f"normalize.meshes.{info.name}")
+        for name, value in vars(module).items():
+            kept = isinstance(value, (dict, set)) and not isinstance(value, Recent)
+            constant = name.startswith("__") or name.lstrip("_").isupper()
+            if kept and not constant and (info.name, name) not in allowed:
+                unbounded.append(f"{info.name}.{name}")
+    assert unbounded == []
+
+
+def test_recent_keeps_the_most_recently_used_entries():
+    from normalize.meshes.store import Recent
+
+    recent = Recent(2)
+    recent["a"], recent["b"] = 1, 2
+    assert recent["a"] == 1  # read: now the most recent
+    recent["c"] = 3
+    assert list(recent) == ["a", "c"]

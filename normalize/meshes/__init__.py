@@ -98,6 +98,7 @@ from normalize.meshes.store import (
     Mesh,
     clear_cache,
     disk_cache,
+    forget_generated,
     reset_timing,
 )
 from normalize.meshes.store import _cache as _cache  # never rebound (bench counts it)
@@ -134,6 +135,7 @@ __all__ = [
     "check_texture",
     "check_triangles",
     "clear_cache",
+    "forget_generated",
     "completed_texcoords",
     "counted_triangles",
     "disk_cache",

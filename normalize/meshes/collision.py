@@ -9,15 +9,15 @@ import numpy as np
 import trimesh
 
 from normalize.meshes.mass import SHELL_THICKNESS
-from normalize.meshes.store import Mesh, _timed
+from normalize.meshes.store import RECENT_MESHES, Mesh, Recent, _timed
 from normalize.meshes.writing import OutputNames, _obj_text
 
 #: A collision mesh thinner than this (m, across its convex hull) is written as its convex hull
 #: grown by this much along every axis: simulators that collide convex hulls (MuJoCo) refuse a
 #: flat, coplanar or near-degenerate point set.
 MIN_COLLISION_THICKNESS = SHELL_THICKNESS
-_hulls: dict[tuple, tuple[np.ndarray, np.ndarray] | None] = {}
-_thick_enough: set[tuple] = set()  # (content, scale) of meshes that collide as they are
+_hulls = Recent(RECENT_MESHES // 4)  # hull arrays: up to a few kB each
+_thick_enough = Recent(RECENT_MESHES)  # (content, scale) -> True: collides as it is
 
 
 def hull_width(points: np.ndarray) -> float:
@@ -60,7 +60,7 @@ def thickened_collision(
         return None
     with _timed("mass"):
         if hull_width(mesh.vertices * scale) >= MIN_COLLISION_THICKNESS:
-            _thick_enough.add(thick_key)
+            _thick_enough[thick_key] = True
             return None
         points = np.unique(mesh.vertices, axis=0)
         moves = []
@@ -100,7 +100,7 @@ def write_collision_obj(
 FLAT_FRACTION = 1e-9
 
 
-_flat: dict[str, np.ndarray | None] = {}
+_flat = Recent(RECENT_MESHES)
 
 
 def flat_normal(mesh: Mesh) -> np.ndarray | None:

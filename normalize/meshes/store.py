@@ -59,14 +59,45 @@ class Mesh:
         return self.vertices.nbytes + self.faces.nbytes
 
 
+class Recent(OrderedDict):
+    """A dict keeping only its `size` most recently stored or read entries: what a worker
+    process remembers across objects stays bounded however many objects it computes."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        self.move_to_end(key)
+        return value
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
+#: Entries of the small per-mesh caches (mass properties, hashes by file status, hulls, flat
+#: normals): tens of bytes to a few kB each.
+RECENT_MESHES = 16384
+
 _lock = threading.Lock()
 _cache: OrderedDict[str, Mesh] = OrderedDict()
 _cache_bytes = 0
-_mass_cache: dict[tuple, tuple[float, np.ndarray, np.ndarray, str] | None] = {}
-#: Meshes a source gives as data (`generated_obj`): path -> OBJ bytes, never on disk.
+_mass_cache: Recent = Recent(RECENT_MESHES)
+#: Meshes a source gives as data (`generated_obj`): path -> OBJ bytes, never on disk; kept
+#: while their object is computed (`forget_generated`).
 GENERATED_FOLDER = Path("/arena-generated-meshes")
 _generated: dict[str, bytes] = {}
-_sha_by_stat: dict[tuple, str] = {}
+_sha_by_stat: Recent = Recent(RECENT_MESHES)
+
+
+def forget_generated() -> None:
+    """Drop the meshes sources gave as data: called once their object is computed."""
+    with _lock:
+        _generated.clear()
 
 
 def clear_cache() -> None:
