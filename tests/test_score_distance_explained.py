@@ -30,12 +30,18 @@ def release(sample_release):
 
 @pytest.fixture(scope="module")
 def changed_cabinet(release, tmp_path_factory):
-    """The cabinet with joint_0's axis turned by 90 degrees, joint_2's upper limit lowered to
-    0.2 m and an extra revolute joint `spurious` ([0, 1] rad); and the ground truth's folder."""
+    """The cabinet with joint_0's axis turned by 90 degrees, joint_1's hinge moved 5 cm across
+    its axis, joint_2's upper limit lowered to 0.2 m and an extra revolute joint `spurious`
+    ([0, 1] rad); the ground truth's folder; the ground truth; the change without `spurious`."""
     gt = ground_truth(release, CABINET)
     assert gt.joint_map["joint_0"].axis.tolist() == [0.0, 0.0, 1.0]
+    hinge = gt.joint_map["joint_1"]
+    assert np.allclose(hinge.origin[:3, :3] @ hinge.axis, [0.0, 0.0, 1.0])
     assert gt.joint_map["joint_2"].type == "prismatic"
     pred = with_joint(gt, "joint_0", axis=np.array([1.0, 0.0, 0.0]))
+    moved = hinge.origin.copy()
+    moved[:3, 3] += (0.05, 0.0, 0.0)
+    pred = with_joint(pred, "joint_1", origin=moved)
     pred = with_joint(pred, "joint_2", upper=0.2)
     folder = tmp_path_factory.mktemp("changed")
     a = write_prediction(with_spurious_joint(pred, "base", 1.0), folder, "extra").parent
@@ -81,7 +87,8 @@ def test_distance_prints_the_matching_contributions_and_differences(changed_cabi
     assert by_joint["joint_2"][1] == [
         f"limits: A [{j2.lower:.6g}, 0.2] m, B [{j2.lower:.6g}, {j2.upper:.6g}] m"
     ]
-    for name in ("joint_1", "joint_3", "joint_4"):
+    assert by_joint["joint_1"][1] == ["origin offset: 0.05 m between the axis lines"]
+    for name in ("joint_3", "joint_4"):
         assert by_joint[name][1] == ["no difference in type, axis, origin or limits"]
     assert "unmatched joints of A (contracted), each against the fixed joint J0:" in text.output
     assert re.search(
@@ -94,6 +101,8 @@ def test_distance_prints_the_matching_contributions_and_differences(changed_cabi
     # The JSON says the same, and the contributions add up to the total.
     diff = {p["a_joint"]: p["differences"] for p in result["pairs"]}
     assert diff["joint_0"]["axis_angle_deg"] == pytest.approx(90.0)
+    assert diff["joint_1"]["origin_offset_m"] == pytest.approx(0.05)
+    assert diff["joint_2"]["origin_offset_m"] is None  # a translation has no axis line
     assert diff["joint_2"]["a_limits"] == [pytest.approx(j2.lower), pytest.approx(0.2)]
     assert diff["joint_2"]["b_limits"] == [pytest.approx(j2.lower), pytest.approx(j2.upper)]
     assert [u["joint"] for u in result["unmatched_a"]] == ["spurious"]
