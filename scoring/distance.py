@@ -329,10 +329,12 @@ def distance_text(d: dict) -> str:
             notes.append(f"{100.0 * e / total:.1f} % of the total")
         return f"{e:.6g}{unit}" + (f" ({', '.join(notes)})" if notes else "")
 
+    n = len(d["pairs"])
     lines = [
-        f"{symbol}(A, B) = {total:.6g}{unit}  ({d['norm']} norm, {setting}; {d['unit']})",
+        f"{symbol}(A, B) = {total:.6g}{unit}  ({d['norm']} norm, {setting}; "
+        + ("in metres)" if unit else "dimensionless)"),
         status,
-        f"matching (A -> B), {len(d['pairs'])} pairs:" if d["pairs"] else "no matched joints",
+        f"matching (A -> B), {n} pair{'s' * (n != 1)}:" if n else "no matched joints",
     ]
     for p in d["pairs"]:
         lines.append(

@@ -25,6 +25,9 @@ PLOTTED = (
 )
 INTERVAL_COLOR = "#9ecae1"
 LINE_COLOR = "#28536b"
+#: A distribution whose largest E exceeds this many times its median positive E is drawn on a
+#: symmetric log axis (linear near 0), so that one outlier does not squeeze the rest.
+HEAVY_TAIL = 20.0
 
 
 def _figure(width: float, height: float):
@@ -41,10 +44,10 @@ def _save(fig, path: Path) -> None:
     fig.savefig(path, format="png", dpi=DPI, metadata=PNG_METADATA)
 
 
-def distribution_plot(path: Path, method: str, rows: list[dict], scores: dict) -> None:
+def distribution_plot(path: Path, method: str, rows: list[dict], scores: dict):
     """One method's E over its objects (`rows`, its rows of scores.parquet): per score of
     PLOTTED, the share of objects with at most a given E, the mean (line) and its bootstrap
-    interval (band) from `scores` (the summary's scores of the method)."""
+    interval (band) from `scores` (the summary's scores of the method). Returns the figure."""
     fig = _figure(10.0, 4.0)
     for column, (key, label) in enumerate(PLOTTED):
         ax = fig.add_subplot(1, len(PLOTTED), column + 1)
@@ -61,6 +64,11 @@ def distribution_plot(path: Path, method: str, rows: list[dict], scores: dict) -
             ax.set_title(f"{len(values)} objects; mean {stat['mean']:.4g} (dashed)", fontsize=9)
         else:
             ax.text(0.5, 0.5, "not defined on any object", ha="center", transform=ax.transAxes)
+        positive = values[values > 0]
+        if len(positive) and positive[-1] > HEAVY_TAIL * np.median(positive):
+            ax.set_xscale("symlog", linthresh=float(np.percentile(positive, 5)))
+            ax.set_xlim(0.0, positive[-1] * 1.5)
+            label += ", symmetric log axis"
         ax.set_ylim(0.0, 1.02)
         ax.set_xlabel(label)
         ax.set_ylabel("share of objects with E at most x")
@@ -72,6 +80,7 @@ def distribution_plot(path: Path, method: str, rows: list[dict], scores: dict) -
         fontsize=10,
     )
     _save(fig, path)
+    return fig
 
 
 def supercategory_plot(path: Path, summary: dict) -> None:

@@ -116,7 +116,7 @@ def test_distance_kinetic_contributions_are_in_metres(changed_cabinet):
     metres = runner.invoke(app, ["distance", str(a), str(b), "--norm", "kinetic", "--no-compact"])
     assert metres.exit_code == 0, metres.output
     first = metres.output.splitlines()[0]
-    assert re.fullmatch(r"E_B\^tree\(A, B\) = [0-9.e-]+ m  \(kinetic norm, .*; m\)", first)
+    assert re.fullmatch(r"E_B\^tree\(A, B\) = [0-9.e-]+ m  \(kinetic norm, .*; in metres\)", first)
     lines = list(blocks(metres.output))
     assert len(lines) == 5
     assert all(re.search(r"  E = [0-9.e-]+ m \([0-9.]+ % of the total\)$", line) for line in lines)

@@ -77,6 +77,23 @@ def test_score_writes_png_plots_listed_in_the_report(scored):
         assert f"- `{name}`: " in report, name
 
 
+def test_a_heavy_tailed_distribution_gets_a_log_axis(tmp_path):
+    """One outlier 100 times the median: that panel turns symmetric-log, the other stays linear."""
+    import matplotlib.image
+
+    from scoring.plots import distribution_plot
+
+    e_b = [0.0, 0.01, 0.02, 0.03, 0.05, 5.0]
+    rows = [{"gen": True, "e_tree": 0.1 * (i + 1), "e_b_m": v} for i, v in enumerate(e_b)]
+    rows.append({"gen": False, "e_tree": None, "e_b_m": None})
+    stat = {"mean": 0.1, "low": 0.05, "high": 0.2, "n": 6}
+    fig = distribution_plot(tmp_path / "d.png", "m", rows, {"e_tree": stat, "e_b_m": stat})
+    assert [ax.get_xscale() for ax in fig.axes] == ["linear", "symlog"]
+    assert fig.axes[1].get_xlim()[0] == 0.0
+    assert any("6 of 7 with a valid output" in t.get_text() for t in fig.texts)
+    assert matplotlib.image.imread(tmp_path / "d.png").shape[2] == 4
+
+
 def read_csv(path: Path) -> list[dict]:
     with open(path, encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f))
