@@ -34,17 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from export import release as releases
-from metric import (
-    JointParameters,
-    Joints,
-    component_scores,
-    joint_distance,
-    kinetic_norms,
-    split_norm,
-)
+from metric import Joints, component_scores, joint_distance, kinetic_norms, split_norm
 from normalize.errors import AssetError
 from normalize.files import broken_link
-from scoring.compare import match_trees, tie_broken
+from scoring.compare import joint_parameters, match_trees, tie_broken
 from scoring.objects import Kinematics, kinematics, read_any
 
 NORMS = ("split", "kinetic")
@@ -149,16 +142,6 @@ def _finite(value: float) -> float | None:
     return float(value) + 0.0 if math.isfinite(value) else None  # + 0.0: no -0.0
 
 
-def _parameters(kin: Kinematics, index: list[int]) -> JointParameters:
-    return JointParameters(
-        types=np.array(kin.types, dtype=object)[index].astype(str),
-        axis=kin.axis[index],
-        origin=kin.point[index],
-        lower=kin.joints.lower[index],
-        upper=kin.joints.upper[index],
-    )
-
-
 def pair_differences(first: Kinematics, second: Kinematics, pairs, inverted) -> list[dict]:
     """Per matched pair (A index, B index): both types, the axis angle (degrees, at most 90),
     the distance between the axis lines when both joints rotate (else None), and both limit
@@ -169,7 +152,7 @@ def pair_differences(first: Kinematics, second: Kinematics, pairs, inverted) -> 
     a_index = [i for i, _ in pairs]
     b_index = [k for _, k in pairs]
     scores = component_scores(
-        _parameters(first, a_index), _parameters(second, b_index), parallel="line"
+        joint_parameters(first, a_index), joint_parameters(second, b_index), parallel="line"
     )
     out = []
     for t, ((i, k), flip) in enumerate(zip(pairs, inverted, strict=True)):
