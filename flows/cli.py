@@ -264,7 +264,9 @@ def score(
         ..., "--pred", help="A method's predictions as NAME=PATH; repeat for several methods."
     ),
     out: Path = typer.Option(
-        ..., "--out", help="Folder for scores.parquet, summary.json, report.md."
+        ...,
+        "--out",
+        help="Folder for scores.parquet, summary.json, report.md, plots, worst-objects tables.",
     ),
     subset: str = typer.Option("eval200", "--subset", help="eval200 or all."),
     alpha: float = typer.Option(1.0, "--alpha", help="Split-norm weight alpha (1/m)."),
@@ -287,7 +289,8 @@ def score(
 
     Each prediction folder holds one sub-folder per object id with a URDF or MJCF file in the
     release's frame; a missing or unreadable one is a failed output (Gen). Writes
-    scores.parquet (per object and method), summary.json and report.md into --out.
+    scores.parquet (per object and method), summary.json, report.md, PNG plots of E and per
+    method a worst-objects CSV (linking the release's browser) into --out.
     """
     from flows.commands import score_command
 
@@ -330,8 +333,9 @@ def distance(
         help="Read an object of a release whose files no longer match its checksums.sha256.",
     ),
 ) -> None:
-    """Distance between two articulated objects (exact E_tree with the matched joints), or E and
-    E^phi per pair of two joint lists (--joints, the reference tool's input format)."""
+    """Distance between two articulated objects (exact E_tree; the matched joints with each
+    pair's E and what differs, the unmatched joints), or E and E^phi per pair of two joint lists
+    (--joints, the reference tool's input format)."""
     from scoring.distance import distance_command
 
     raise typer.Exit(

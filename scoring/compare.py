@@ -283,7 +283,8 @@ class Comparison:
     e_b: np.ndarray
 
 
-def _parameters(kin: Kinematics, index: np.ndarray) -> JointParameters:
+def joint_parameters(kin: Kinematics, index) -> JointParameters:
+    """The joints `index` of an object in the prior protocol's representation (world frame)."""
     return JointParameters(
         types=np.array(kin.types, dtype=object)[index].astype(str),
         axis=kin.axis[index],
@@ -318,7 +319,7 @@ def compare(
     # The skew-line distance is undefined for parallel axes: use the distance between the two
     # parallel lines there (what the error tends to), so exact hinges are not failures.
     scores = component_scores(
-        _parameters(pred, p), _parameters(gt, g), tau_axis, tau_origin, parallel="line"
+        joint_parameters(pred, p), joint_parameters(gt, g), tau_axis, tau_origin, parallel="line"
     )
     finite = pred.joints.bounded[p] & gt.joints.bounded[g]
     e_b = np.full(len(pairs), np.nan)

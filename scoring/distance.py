@@ -14,6 +14,14 @@ and null, E^phi is defined).
 
 Under the split norm, identical joints (same twist and limits) are interchangeable at the same
 cost; the listed matching pairs them by joint position (`break_ties`), the value is unchanged.
+
+Each matched pair also says what differs (`pair_differences`): types, the angle between the axes,
+the distance between the axis lines of two rotating joints (the metric sees a rotation's line,
+not the point on it; a translation has no line) and both limit ranges. A's joint is written along
+B's axis direction first (an inverted pair's joint inverted, then axis and limits negated where
+the axes point apart: the same joint), so the angle is at most 90 degrees and the ranges compare
+directly. E is in metres under the kinetic norm without compactification, dimensionless otherwise
+(the split norm, or phi, which maps into the unit ball).
 """
 
 from __future__ import annotations
@@ -26,14 +34,20 @@ from pathlib import Path
 import numpy as np
 
 from export import release as releases
-from metric import Joints, joint_distance, kinetic_norms, split_norm
+from metric import Joints, component_scores, joint_distance, kinetic_norms, split_norm
 from normalize.errors import AssetError
 from normalize.files import broken_link
-from scoring.compare import match_trees, tie_broken
+from scoring.compare import joint_parameters, match_trees, tie_broken
 from scoring.objects import Kinematics, kinematics, read_any
 
 NORMS = ("split", "kinetic")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: Joint types whose motion turns about an axis line (the others translate).
+ROTATING = ("revolute", "continuous", "helical")
+#: Differences below these are shown as none: axis angle (degrees), line distance (m), limits.
+ANGLE_TOLERANCE_DEG = 1e-3
+OFFSET_TOLERANCE_M = 1e-6
+LIMIT_TOLERANCE = 1e-9
 
 
 class DistanceError(ValueError):
@@ -124,6 +138,52 @@ def _kinetic(kin: Kinematics, label: str) -> np.ndarray:
     return grams
 
 
+def _finite(value: float) -> float | None:
+    return float(value) + 0.0 if math.isfinite(value) else None  # + 0.0: no -0.0
+
+
+def pair_differences(first: Kinematics, second: Kinematics, pairs, inverted) -> list[dict]:
+    """Per matched pair (A index, B index): both types, the axis angle (degrees, at most 90),
+    the distance between the axis lines when both joints rotate (else None), and both limit
+    ranges, A's taken along B's axis direction (see the module; `a_limits_negated` says when
+    that negated A's own range). Infinite limits are None."""
+    if not pairs:
+        return []
+    a_index = [i for i, _ in pairs]
+    b_index = [k for _, k in pairs]
+    scores = component_scores(
+        joint_parameters(first, a_index), joint_parameters(second, b_index), parallel="line"
+    )
+    out = []
+    for t, ((i, k), flip) in enumerate(zip(pairs, inverted, strict=True)):
+        apart = float(first.axis[i] @ second.axis[k]) < 0.0
+        lower, upper = float(first.joints.lower[i]), float(first.joints.upper[i])
+        negated = bool(flip) != apart  # an inverted joint moves the other way along its axis
+        if negated:
+            lower, upper = -upper, -lower
+        rotating = first.types[i] in ROTATING and second.types[k] in ROTATING
+        out.append(
+            {
+                "a_type": first.types[i],
+                "b_type": second.types[k],
+                "axis_angle_deg": math.degrees(float(scores.axis_error[t])),
+                "origin_offset_m": float(scores.origin_error[t]) if rotating else None,
+                "a_limits": [_finite(lower), _finite(upper)],
+                "b_limits": [
+                    _finite(float(second.joints.lower[k])),
+                    _finite(float(second.joints.upper[k])),
+                ],
+                "a_limits_negated": negated,
+            }
+        )
+    return out
+
+
+def _unit(norm: str, kappa: float | None) -> str:
+    """E's unit: metres for the kinetic norm without compactification, else dimensionless."""
+    return "m" if norm == "kinetic" and kappa is None else "dimensionless"
+
+
 def object_distance(
     a: Path, b: Path, norm: str = "split", alpha: float = 1.0, kappa: float | None = math.pi
 ) -> dict:
@@ -147,12 +207,14 @@ def object_distance(
     if not kinetic:  # identical joints are interchangeable: show them paired by position
         match = tie_broken(match, first, second, gram, kappa)
     result = match.result
+    differences = pair_differences(first, second, match.pairs, match.inverted)
     return {
         "a": str(a),
         "b": str(b),
         "norm": norm,
         "alpha": alpha if norm == "split" else None,
         "kappa": kappa,
+        "unit": _unit(norm, kappa),
         "E_tree": result.value,
         "exact": result.exact,
         "certified": result.certified,
@@ -165,22 +227,65 @@ def object_distance(
                 "b_joint": second.names[k],
                 "E": float(cost),
                 "inverted": bool(flip),
+                "differences": diff,
             }
-            for (i, k), cost, flip in zip(match.pairs, match.pair_cost, match.inverted, strict=True)
+            for (i, k), cost, flip, diff in zip(
+                match.pairs, match.pair_cost, match.inverted, differences, strict=True
+            )
         ],
-        "unmatched_a": [
-            {"joint": first.names[i], "E": float(cost)}
-            for i, cost in zip(match.unmatched_pred, match.unmatched_pred_cost, strict=True)
-        ],
-        "unmatched_b": [
-            {"joint": second.names[k], "E": float(cost)}
-            for k, cost in zip(match.unmatched_gt, match.unmatched_gt_cost, strict=True)
-        ],
+        "unmatched_a": _unmatched(first, match.unmatched_pred, match.unmatched_pred_cost),
+        "unmatched_b": _unmatched(second, match.unmatched_gt, match.unmatched_gt_cost),
     }
 
 
+def _unmatched(kin: Kinematics, index, cost) -> list[dict]:
+    return [
+        {
+            "joint": kin.names[i],
+            "type": kin.types[i],
+            "limits": [_finite(float(kin.joints.lower[i])), _finite(float(kin.joints.upper[i]))],
+            "E": float(c),
+        }
+        for i, c in zip(index, cost, strict=True)
+    ]
+
+
+def _range(limits: list, joint_type: str) -> str:
+    low = "-inf" if limits[0] is None else f"{limits[0]:.6g}"
+    high = "inf" if limits[1] is None else f"{limits[1]:.6g}"
+    return f"[{low}, {high}] {'m' if joint_type == 'prismatic' else 'rad'}"
+
+
+def _same_limits(a: list, b: list) -> bool:
+    return all(
+        (x is None and y is None)
+        or (x is not None and y is not None and abs(x - y) <= LIMIT_TOLERANCE * max(1.0, abs(y)))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def difference_lines(d: dict) -> list[str]:
+    """What differs in one matched pair (`pair_differences`), one line each."""
+    lines = []
+    if d["a_type"] != d["b_type"]:
+        lines.append(f"type: A {d['a_type']}, B {d['b_type']}")
+    if d["axis_angle_deg"] >= ANGLE_TOLERANCE_DEG:
+        lines.append(f"axis angle: {d['axis_angle_deg']:.4g} deg")
+    if d["origin_offset_m"] is not None and d["origin_offset_m"] >= OFFSET_TOLERANCE_M:
+        lines.append(f"origin offset: {d['origin_offset_m']:.4g} m between the axis lines")
+    if not _same_limits(d["a_limits"], d["b_limits"]):
+        note = " (A's own range negated: taken along B's axis)" if d["a_limits_negated"] else ""
+        lines.append(
+            f"limits: A {_range(d['a_limits'], d['a_type'])}{note}, "
+            f"B {_range(d['b_limits'], d['b_type'])}"
+        )
+    return lines or ["no difference in type, axis, origin or limits"]
+
+
 def distance_text(d: dict) -> str:
-    """Human-readable form of `object_distance`'s result."""
+    """Human-readable form of `object_distance`'s result: the total, the matching with each
+    pair's contribution (its unit, its share of the total) and what differs, the unmatched
+    joints."""
     symbol = "E_alpha" if d["norm"] == "split" else "E_B"
     symbol += "^{phi,tree}" if d["kappa"] is not None else "^tree"
     setting = f"alpha = {d['alpha']:g}" if d["norm"] == "split" else "B's child link moments"
@@ -198,20 +303,36 @@ def distance_text(d: dict) -> str:
             f"exact: proven by search over {d['nodes_explored']} nodes "
             f"(relaxation {d['relaxation']:.6g})"
         )
+    unit = " m" if d["unit"] == "m" else ""
+    total = d["E_tree"]
+
+    def contribution(e: float) -> str:
+        notes = [] if unit else [d["unit"]]
+        if total > 0:
+            notes.append(f"{100.0 * e / total:.1f} % of the total")
+        return f"{e:.6g}{unit}" + (f" ({', '.join(notes)})" if notes else "")
+
+    n = len(d["pairs"])
     lines = [
-        f"{symbol}(A, B) = {d['E_tree']:.6g}  ({d['norm']} norm, {setting})",
+        f"{symbol}(A, B) = {total:.6g}{unit}  ({d['norm']} norm, {setting}; "
+        + ("in metres)" if unit else "dimensionless)"),
         status,
-        "matched joints (A -> B):" if d["pairs"] else "no matched joints",
+        f"matching (A -> B), {n} pair{'s' * (n != 1)}:" if n else "no matched joints",
     ]
-    lines += [
-        f"  {p['a_joint']} -> {p['b_joint']}  E = {p['E']:.6g}"
-        + ("  (edge reversed: A's joint inverted)" if p["inverted"] else "")
-        for p in d["pairs"]
-    ]
+    for p in d["pairs"]:
+        lines.append(
+            f"  {p['a_joint']} -> {p['b_joint']}  E = {contribution(p['E'])}"
+            + ("  (edge reversed: A's joint inverted)" if p["inverted"] else "")
+        )
+        lines += [f"      {line}" for line in difference_lines(p["differences"])]
     for key, what in (("unmatched_a", "of A (contracted)"), ("unmatched_b", "of B (expanded)")):
         if d[key]:
-            lines.append(f"unmatched joints {what}:")
-            lines += [f"  {u['joint']}  E(J, J0) = {u['E']:.6g}" for u in d[key]]
+            lines.append(f"unmatched joints {what}, each against the fixed joint J0:")
+            lines += [
+                f"  {u['joint']} ({u['type']}, limits {_range(u['limits'], u['type'])})  "
+                f"E(J, J0) = {contribution(u['E'])}"
+                for u in d[key]
+            ]
     return "\n".join(lines)
 
 

@@ -1,9 +1,13 @@
 """report.md: the scores in the layout of the paper's Table 4 (methods as rows; a group row,
 the column names and their units, means), the same columns with 95 % bootstrap intervals (the
 intervals of its Tables 6 and 8), the coverage in the layout of Table 7 (Gen, Pair) with the
-exact search's diagnostics beside it, the paired differences and the failure codes."""
+exact search's diagnostics beside it, the paired differences, the means per supercategory, the
+plots, each method's worst objects with links to the release's browser, the failure codes and
+the list of files written."""
 
 from __future__ import annotations
+
+from scoring.worst import WORST_OBJECTS
 
 LABELS = {
     "gen": "Gen ↑ (%)",
@@ -88,9 +92,81 @@ def _value_cells(cell, name: str) -> list[str]:
     return [cell(name, k) for k in keys] + [limit] + [cell(name, k) for k in tail]
 
 
-def report_markdown(summary: dict, metrics) -> str:
+def _supercategory_lines(summary: dict, files: dict) -> list[str]:
+    methods = summary["methods"]
+    names = sorted({s for m in methods.values() for s in m["supercategories"]})
+    lines = [
+        "",
+        "## Per supercategory",
+        "",
+        "Means of E_α^{φ,tree} over each supercategory's valid outputs with bootstrap "
+        "intervals (resampling the supercategory's objects, as for the whole subset). "
+        f"`{files['supercategories']}` plots them with E_B (m).",
+        "",
+        f"![Means per supercategory]({files['supercategories']})",
+        "",
+    ]
+    rows = []
+    for name in names:
+        groups = [m["supercategories"].get(name) for m in methods.values()]
+        objects = max(g["objects"] for g in groups if g is not None)
+        cells = ["–" if g is None else _value(g["scores"]["e_tree"], "e_tree") for g in groups]
+        rows.append([name, str(objects), *cells])
+    return lines + _table(["Supercategory", "Objects", *methods], rows)
+
+
+def _worst_lines(worst: dict, files: dict) -> list[str]:
+    lines = [
+        "",
+        "## Worst objects",
+        "",
+        f"Per method, the {WORST_OBJECTS} valid outputs with the highest E_α^{{φ,tree}} above 0 "
+        "(ties by object id; failed outputs have no E and are counted under Failed outputs). "
+        "Each id links its page in the release's browser "
+        "(`index.html#object=<id>`), relative to this report's folder: the links work while the "
+        "report and the release stay where `arena score` found them.",
+    ]
+    for method, objects in worst.items():
+        lines += ["", f"### {method}", "", f"Also in `{files['worst'][method]}`.", ""]
+        rows = [
+            [
+                str(o["rank"]),
+                f"[{o['object_id']}]({o['link']})",
+                o["supercategory"],
+                o["category"],
+                *(_value({"mean": o[k], "low": None}, k) for k in ("e_tree", "e_phi", "e_b_m")),
+            ]
+            for o in objects
+        ]
+        header = ["Rank", "Object", "Supercategory", "Category"]
+        header += [LABELS[k].replace(" ↓", "") for k in ("e_tree", "e_phi", "e_b_m")]
+        lines += _table(header, rows) if rows else ["No valid output with E_α^{φ,tree} > 0."]
+    return lines
+
+
+def _files_lines(files: dict) -> list[str]:
+    listed = [
+        ("scores.parquet", "one row per object and method (schemas/scores.schema.json)"),
+        ("summary.json", "means, intervals, coverage (schemas/score_summary.schema.json)"),
+        ("report.md", "this report"),
+    ]
+    listed += [
+        (name, f"{method}: E over objects (distribution functions)")
+        for method, name in files["distribution"].items()
+    ]
+    listed.append((files["supercategories"], "means per supercategory with intervals"))
+    listed += [
+        (name, f"{method}: worst objects with browser links")
+        for method, name in files["worst"].items()
+    ]
+    return ["", "## Files", "", *(f"- `{name}`: {what}" for name, what in listed)]
+
+
+def report_markdown(summary: dict, metrics, files: dict, worst: dict) -> str:
     """The Markdown report of a summary (see scoring.score.build_summary); `metrics` is
-    scoring.score.METRICS (key, label, unit, better direction)."""
+    scoring.score.METRICS (key, label, unit, better direction), `files` the names of the
+    plots and tables (scoring.score.output_files), `worst` each method's worst objects
+    (scoring.worst.worst_objects)."""
     methods = summary["methods"]
     settings = summary["settings"]
     release = summary["release"]
@@ -189,6 +265,17 @@ def report_markdown(summary: dict, metrics) -> str:
         ]
         labels = [f"Δ {LABELS[k].replace(' ↓', '').replace(' ↑', '')}" for k in PAIRED]
         lines += _table(["A − B", "Common objects", *labels], rows)
+    lines += _supercategory_lines(summary, files)
+    lines += [
+        "",
+        "## Distributions of E over objects",
+        "",
+        "Per method, the share of its valid outputs with E at most x, for E_α^{φ,tree} "
+        "(per joint, dimensionless) and E_B (m), with the mean and its bootstrap interval.",
+    ]
+    for method, name in files["distribution"].items():
+        lines += ["", f"![{method}: E over objects]({name})"]
+    lines += _worst_lines(worst, files)
     failures = [
         [name, code, str(count)]
         for name, method in methods.items()
@@ -211,4 +298,5 @@ def report_markdown(summary: dict, metrics) -> str:
             for name, ids in unmatched.items()
         ]
         lines += _table(["Method", "Folders", "Names"], rows)
+    lines += _files_lines(files)
     return "\n".join(lines) + "\n"

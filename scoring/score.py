@@ -3,7 +3,7 @@
     score_release(release, predictions, out, ...)      the plain function (no Prefect)
       score_objects     per object and method: read, match exactly, score (scoring.compare)
       summarize         means, bootstrap intervals over objects, paired differences, coverage
-      write_outputs     scores.parquet, summary.json, report.md
+      write_outputs     scores.parquet, summary.json, plots, worst-objects tables, report.md
 
 `flows.score.score_flow` wraps the same steps as a Prefect flow; `score_command` (the
 CLI) runs the flow when a Prefect server is configured (PREFECT_API_URL) and the plain
@@ -17,6 +17,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -33,8 +34,10 @@ from normalize.files import regular_status
 from normalize.paths import is_inside
 from scoring.compare import TAU_AXIS, TAU_ORIGIN, compare, object_values
 from scoring.objects import find_entry, kinematics, read_any
+from scoring.plots import distribution_plot, supercategory_plot
 from scoring.report import report_markdown
 from scoring.stats import CONFIDENCE, bootstrap, rng_for
+from scoring.worst import worst_objects, write_csv
 
 SUMMARY_FORMAT = "articulate-arena-scores/1"
 SUBSETS = ("eval200", "all")
@@ -151,7 +154,12 @@ class ScoreResult:
     seconds: dict[str, float] = field(default_factory=dict)
 
     def text(self) -> str:
-        lines = [f"Scores written to {self.out} (scores.parquet, summary.json, report.md)"]
+        files = output_files(list(self.summary["methods"]))
+        lines = [
+            f"Scores written to {self.out} (scores.parquet, summary.json, report.md, "
+            f"{len(files['distribution']) + 1} PNG plots, {len(files['worst'])} worst-objects "
+            "tables; report.md lists them)"
+        ]
         for name, method in self.summary["methods"].items():
             s, c = method["scores"], method["coverage"]
             e_tree = s["e_tree"]["mean"]
@@ -363,29 +371,52 @@ def _matrix(rows: list[dict], keys) -> np.ndarray:
     ).reshape(len(rows), len(keys))
 
 
+def _scores(rows: list[dict], rng: np.random.Generator, settings: Settings) -> dict:
+    """Every score's mean and bootstrap interval over `rows` (one method's objects): Gen over
+    all of them, the others within the valid outputs (resampled with the same generator)."""
+    gen = bootstrap(
+        np.array([[100.0 * r["gen"]] for r in rows]).reshape(-1, 1),
+        settings.bootstrap,
+        rng,
+        settings.confidence,
+    )
+    values = _matrix([r for r in rows if r["gen"]], VALID_METRICS)
+    return {
+        **_intervals(gen, ["gen"]),
+        **_intervals(
+            bootstrap(values, settings.bootstrap, rng, settings.confidence), VALID_METRICS
+        ),
+    }
+
+
+def _supercategories(rows: list[dict], method: str, settings: Settings) -> dict:
+    """Per supercategory (sorted): objects, valid outputs and `_scores` over its objects, each
+    resampled with its own stream seeded by (seed, method, supercategory)."""
+    names = sorted({r["supercategory"] for r in rows})
+    out = {}
+    for name in names:
+        group = [r for r in rows if r["supercategory"] == name]
+        rng = rng_for(settings.seed, method, f"supercategory {name}")
+        out[name] = {
+            "objects": len(group),
+            "gen": sum(1 for r in group if r["gen"]),
+            "scores": _scores(group, rng, settings),
+        }
+    return out
+
+
 def summarize(rows: list[dict], methods: Sequence[str], settings: Settings) -> dict:
-    """Per method: coverage, failure codes and every score's mean with its bootstrap interval;
-    per pair of methods: the paired bootstrap of the differences on their common objects."""
+    """Per method: coverage, failure codes, every score's mean with its bootstrap interval, and
+    the same per supercategory; per pair of methods: the paired bootstrap of the differences on
+    their common objects."""
     by_method = {m: [r for r in rows if r["method"] == m] for m in methods}
     summary: dict = {"methods": {}, "paired": []}
     valid_values = {}
     for method, method_rows in by_method.items():
         valid = [r for r in method_rows if r["gen"]]
-        rng = rng_for(settings.seed, method)
-        gen = bootstrap(
-            np.array([[100.0 * r["gen"]] for r in method_rows]).reshape(-1, 1),
-            settings.bootstrap,
-            rng,
-            settings.confidence,
-        )
         values = _matrix(valid, VALID_METRICS)
         valid_values[method] = {r["object_id"]: v for r, v in zip(valid, values, strict=True)}
-        scores = {
-            **_intervals(gen, ["gen"]),
-            **_intervals(
-                bootstrap(values, settings.bootstrap, rng, settings.confidence), VALID_METRICS
-            ),
-        }
+        scores = _scores(method_rows, rng_for(settings.seed, method), settings)
         certified = sum(1 for r in valid if r["certified"])
         summary["methods"][method] = {
             "scores": scores,
@@ -407,6 +438,7 @@ def summarize(rows: list[dict], methods: Sequence[str], settings: Settings) -> d
             "failures": dict(
                 sorted(Counter(r["error_code"] for r in method_rows if not r["gen"]).items())
             ),
+            "supercategories": _supercategories(method_rows, method, settings),
         }
     for i, a in enumerate(methods):
         for b in methods[i + 1 :]:
@@ -434,8 +466,31 @@ def scores_table(rows: list[dict]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SCORES)
 
 
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def output_files(methods: Sequence[str]) -> dict:
+    """Names of the files written beside scores.parquet, summary.json and report.md: per method
+    its E distribution plot and worst-objects table, and the supercategory plot. A method name
+    becomes a file name part of letters, digits, '_', '.' and '-' (made unique)."""
+    stems: dict[str, str] = {}
+    for method in methods:
+        base = _UNSAFE_NAME.sub("-", method).strip("-.") or "method"
+        stem, k = base, 2
+        while stem.lower() in {s.lower() for s in stems.values()}:
+            stem, k = f"{base}-{k}", k + 1
+        stems[method] = stem
+    return {
+        "distribution": {m: f"e-distribution-{s}.png" for m, s in stems.items()},
+        "supercategories": "e-supercategories.png",
+        "worst": {m: f"worst-objects-{s}.csv" for m, s in stems.items()},
+    }
+
+
 def write_outputs(out: Path, rows: list[dict], summary: dict) -> None:
-    """scores.parquet, summary.json and report.md into `out` (created; files replaced)."""
+    """scores.parquet, summary.json, the plots and worst-objects tables (`output_files`) and
+    report.md into `out` (created; files replaced). The worst objects link the browser of the
+    release at summary["release"]["path"], relative to `out`."""
     from export.manifests import write_table
 
     out = Path(out)
@@ -445,7 +500,18 @@ def write_outputs(out: Path, rows: list[dict], summary: dict) -> None:
     os.replace(out / "scores.parquet.tmp", out / "scores.parquet")
     text = json.dumps(summary, indent=2, allow_nan=False) + "\n"
     (out / "summary.json").write_text(text, encoding="utf-8")
-    (out / "report.md").write_text(report_markdown(summary, METRICS), encoding="utf-8")
+    methods = summary["methods"]
+    files = output_files(list(methods))
+    release = Path(summary["release"]["path"])
+    worst = {method: worst_objects(rows, method, release, out) for method in methods}
+    for method, name in files["worst"].items():
+        write_csv(out / name, worst[method])
+    for method, name in files["distribution"].items():
+        method_rows = [r for r in rows if r["method"] == method]
+        distribution_plot(out / name, method, method_rows, methods[method]["scores"])
+    supercategory_plot(out / files["supercategories"], summary)
+    report = report_markdown(summary, METRICS, files, worst)
+    (out / "report.md").write_text(report, encoding="utf-8")
 
 
 def _release_info(release: Path) -> dict:

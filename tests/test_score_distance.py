@@ -163,8 +163,18 @@ def test_object_distance_split_and_kinetic(release, tmp_path):
             "b_joint": "joint_0",
             "E": pytest.approx(result["E_tree"]),
             "inverted": False,
+            "differences": {
+                "a_type": "revolute",
+                "b_type": "revolute",
+                "axis_angle_deg": 0.0,
+                "origin_offset_m": pytest.approx(0.0, abs=1e-12),
+                "a_limits": [pytest.approx(j[1] + 0.2), pytest.approx(j[2] + 0.2)],
+                "b_limits": [pytest.approx(j[1]), pytest.approx(j[2])],
+                "a_limits_negated": False,
+            },
         }
     ]
+    assert result["unit"] == "dimensionless"
     text = runner.invoke(app, ["distance", str(a), str(b)])
     assert "certified by the assignment relaxation" in text.output
     assert "joint_0 -> joint_0" in text.output
