@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from normalize.adapters.mjcf import discover_xml_entries
+from normalize.adapters.mjcf.discovery import discover_xml_entries
 from normalize.adapters.registry import register
 from normalize.adapters.sdf.elements import _Values
 from normalize.adapters.sdf.frames import _Poses
