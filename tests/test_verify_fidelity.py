@@ -13,6 +13,7 @@ import pytest
 from verify_assets import CUBE_OBJ, box, door_urdf, mesh, urdf_source, write
 
 import normalize.adapters.mjcf as mjcf_adapter
+import normalize.adapters.mjcf.reader as mjcf_reader
 import normalize.adapters.sdf as sdf_adapter
 import normalize.adapters.urdf as urdf_adapter
 from normalize.adapters import discover
@@ -243,7 +244,7 @@ def test_a_misread_mjcf_body_is_caught_by_mujoco(tmp_path, monkeypatch):
             links.append(link)
         return obj.replace(links=tuple(links))
 
-    monkeypatch.setattr(mjcf_adapter, "model_to_object", smaller)
+    monkeypatch.setattr(mjcf_reader, "model_to_object", smaller)  # where the adapter looks
     report = verified(tmp_path, {"door.xml": MJCF_DOOR}, source=mjcf_source)
     failed = fidelity_failures(report)
     [geometry] = failed["fidelity.geometry"]

@@ -1,4 +1,4 @@
-"""Source adapters: one module per library format, registered by format name.
+"""Source adapters: one module (or package) per library format, registered by format name.
 
 An adapter turns the files of one candidate into an `ArticulatedObject` in the source's own frame
 (the "raw" object), raising `AssetError` with a stable code for anything it cannot read. To add a
