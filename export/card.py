@@ -3,10 +3,11 @@
 The card's metadata is a `DatasetCardData`: license (the sources' SPDX identifiers when every
 source gives one, else `other` with a link to LICENSES.md), task category, tags, size category
 and the `configs` that `datasets.load_dataset(<release>)` reads: `objects` (the default, one
-Parquet file per split under `data/objects/`) and one config per other table. A table or split
-without rows is left out of `configs` (the `datasets` library cannot load an empty one) and the
-card says so. The body holds counts, the verification summary, splits, the statistics, a
-"Dataset structure" section generated from the manifests' schemas, and the paper's citation.
+Parquet file per split under `data/objects/`) and one config per other table, with rows or not
+(an empty table loads with `streaming=True`). A split without objects is left out of `objects`
+(the `datasets` library refuses to load a split without rows) and the card says so. The body
+holds counts, the verification summary, splits, the statistics, a "Dataset structure" section
+generated from the manifests' schemas, and the paper's citation.
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ def size_category(n: int) -> str:
     return next((label for bound, label in bounds if n < bound), "100K<n<1M")
 
 
-def configs(rows_per_table: Mapping[str, int], rows_per_split: Mapping[str, int]) -> list[dict]:
-    """The `configs` of the card: `objects` by split (the default), then every other table;
-    tables and splits without rows are left out."""
+def configs(rows_per_split: Mapping[str, int]) -> list[dict]:
+    """The `configs` of the card: `objects` by split (the default; splits without objects are
+    left out, since `datasets` refuses to load a split without rows), then every other table,
+    with rows or not."""
     out = []
     splits = [s for s in SPLITS if rows_per_split.get(s, 0) > 0]
     if splits:
@@ -56,7 +58,7 @@ def configs(rows_per_table: Mapping[str, int], rows_per_split: Mapping[str, int]
             }
         )
     for table in TABLES:
-        if table != "objects" and rows_per_table.get(table, 0) > 0:
+        if table != "objects":
             out.append({"config_name": table, "data_files": f"manifest/{table}.parquet"})
     return out
 
@@ -170,11 +172,11 @@ def card_markdown(
         task_categories=["robotics"],
         tags=TAGS,
         size_categories=[size_category(len(objects))],
-        configs=configs(rows_per_table, by_split),
+        configs=configs(by_split),
     )
     counts = info["counts"]
-    left_out = [t for t in TABLES if t != "objects" and rows_per_table.get(t, 0) == 0]
-    left_out += [f"objects/{s}" for s in SPLITS if by_split.get(s, 0) == 0]
+    empty = [t for t in TABLES if t != "objects" and rows_per_table.get(t, 0) == 0]
+    left_out = [s for s in SPLITS if by_split.get(s, 0) == 0]
     lines = [
         f"# ArticulateArena release {info['version']}",
         "",
@@ -197,10 +199,19 @@ def card_markdown(
         "`SELECT * FROM 'manifest/joints.parquet'`.",
         "",
     ]
+    if empty:
+        lines += [
+            "Without rows in this release: "
+            + ", ".join(f"`{t}`" for t in empty)
+            + '. Their configs load with `streaming=True` (`load_dataset("path/to/release", '
+            f'"{empty[0]}", streaming=True)`: no rows, every column typed); without streaming, '
+            "`datasets` refuses a split without rows.",
+            "",
+        ]
     if left_out:
         lines += [
-            "Left out of the configs because they have no rows in this release: "
-            + ", ".join(f"`{t}`" for t in left_out)
+            "Splits without objects, left out of the `objects` config: "
+            + ", ".join(f"`{s}`" for s in left_out)
             + ".",
             "",
         ]

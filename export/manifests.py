@@ -296,16 +296,20 @@ def to_table(name: str, rows: list[dict]) -> pa.Table:
     return pa.Table.from_pydict(columns, schema=schema)
 
 
+_PARQUET_SETTINGS = {
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "data_page_size": 1 << 20,
+}
+
+
 def write_table(table: pa.Table, path: Path) -> None:
     """Write Parquet deterministically: the same rows give the same bytes (no timestamps are
-    written; compression and page settings are fixed)."""
-    pq.write_table(
-        table,
-        str(path),
-        compression="zstd",
-        compression_level=3,
-        use_dictionary=True,
-        write_statistics=True,
-        data_page_size=1 << 20,
-        row_group_size=1 << 20,
-    )
+    written; compression and page settings are fixed). A table without rows is written without
+    row groups: the `datasets` library fails on an empty row group, not on none."""
+    if table.num_rows == 0:
+        with pq.ParquetWriter(str(path), table.schema, **_PARQUET_SETTINGS):
+            return
+    pq.write_table(table, str(path), row_group_size=1 << 20, **_PARQUET_SETTINGS)
