@@ -299,8 +299,9 @@ def assemble_release(
 
 
 def _write_splits(objects, staging: Path) -> None:
-    """The objects of each split as their own Parquet file (the card's default config), for
-    every split that has objects."""
+    """The objects of each split as their own Parquet file (the card's default config), with
+    their thumbnails, for every split that has objects."""
+    objects = manifests.with_thumbnails(objects, staging)
     for split in SPLITS:
         rows = objects.filter(pc.equal(objects["split"], split))
         if rows.num_rows:

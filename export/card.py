@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from export.manifests import SCHEMAS, TABLES
+from export.manifests import SCHEMAS, SPLIT_SCHEMA, TABLES
 from export.selection import SPLITS
 
 PRETTY_NAME = "ArticulateArena articulated objects"
@@ -152,6 +152,17 @@ def structure_markdown(rows_per_table: Mapping[str, int]) -> list[str]:
             [[f"`{f.name}`", f"`{f.type}`", _description(f)] for f in schema],
         )
         lines.append("")
+        if table == "objects":
+            added = [f for f in SPLIT_SCHEMA if f.name not in schema.names]
+            lines += [
+                "The split files of the `objects` config (`data/objects/<split>.parquet`) add:",
+                "",
+                *_table(
+                    ["column", "type", "description"],
+                    [[f"`{f.name}`", "`Image`", _description(f)] for f in added],
+                ),
+                "",
+            ]
     return lines
 
 

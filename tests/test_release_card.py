@@ -5,7 +5,9 @@ loads with the rows of its table, and the card and LICENSES.md say what the sour
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
+import PIL.Image
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -39,6 +41,23 @@ def test_load_dataset_gives_the_three_splits(sample_release, offline):
     for o in objects:
         assert o["object_id"] in ids[o["split"]]
     assert set(loaded["train"]["split"]) == {"train"}
+
+
+def test_the_default_config_shows_a_thumbnail_of_every_object(sample_release, offline, gl_backend):
+    loaded = datasets.load_dataset(str(sample_release), cache_dir=str(offline))
+    for split in loaded.values():
+        assert isinstance(split.features["thumbnail"], datasets.Image)
+        for row in split:
+            image = row["thumbnail"]
+            assert image.size == (256, 256), row["object_id"]
+            rest = sample_release / Path(row["preview_path"]).parent / "rest.png"
+            assert image.tobytes() == PIL.Image.open(rest).tobytes()
+    stored = pq.read_table(sample_release / "data" / "objects" / "train.parquet")
+    thumbnail = stored.column("thumbnail")[0].as_py()
+    assert thumbnail["path"].startswith("objects/") and thumbnail["path"].endswith("/rest.png")
+    assert thumbnail["bytes"] == (sample_release / thumbnail["path"]).read_bytes()
+    card = (sample_release / "README.md").read_text()
+    assert "| `thumbnail` | `Image` | The object at rest" in card
 
 
 def test_every_config_of_the_card_loads(sample_release, offline):
