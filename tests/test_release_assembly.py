@@ -188,7 +188,8 @@ def test_card_front_matter(tmp_path):
     assert by_name["joints"]["data_files"] == "manifest/joints.parquet"
     assert "Without rows in this release: `review`, `duplicates`." in text
     assert "left out of the `objects` config: `validation`, `test`." in text
-    assert "| a | urdf | MIT License | 2 | 1 | 1 |" in text and "xml.malformed" in text
+    assert "| a | urdf | not given | 2 | 1 | 1 |" in text and "xml.malformed" in text
+    assert "| a | MIT License | MIT | no | 1 |" in text
     assert "plots/joints.png" in text
     assert "## Dataset structure" in text and "| `twist` | `fixed_size_list" in text
     assert "@article{he2026articulatearena" in text
