@@ -44,18 +44,36 @@ def _relative_to_source(run, path: str) -> str:
 
 def _shippable_reject(reject: dict, source, staging: Path) -> dict:
     """A rejects row without the build machine's paths: its file relative to the source root
-    (`..` where it lies outside), and in its message every source or package root and the
-    staging folder written as `<source>/`, `<package root>/` and `<release>/`."""
+    (`..` where it lies outside); in its message and element every source or package root and
+    the staging folder written as `<source>/`, `<package root>/` and `<release>/`, and any other
+    absolute path relative to the source root (`<source>/../elsewhere.obj`)."""
     names = [(str(source.path), "<source>")]
     names += [(str(root), "<package root>") for root in source.package_roots]
     names.append((str(Path(staging).absolute()), "<release>"))
-    message = reject["message"]
-    for folder, name in sorted(names, key=lambda n: -len(n[0])):
-        message = message.replace(folder + os.sep, name + "/").replace(folder, name)
     path = reject["path"]
     if path is not None and os.path.isabs(path):
         path = os.path.relpath(path, source.path).replace(os.sep, "/")
-    return {**reject, "message": message, "path": path}
+    return {
+        **reject,
+        "message": _shippable_text(reject["message"], names, source.path),
+        "path": path,
+        "element": _shippable_text(reject["element"], names, source.path),
+    }
+
+
+# An absolute path in a message: "/" at the start of a word (not inside "a/b", "<source>/",
+# "https://"), up to a blank, a quote or a bracket.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~<>/:-])/[^\s'\"`,;()\[\]{}<>]+")
+
+
+def _shippable_text(text: str | None, names: list[tuple[str, str]], root: Path) -> str | None:
+    if text is None:
+        return None
+    for folder, name in sorted(names, key=lambda n: -len(n[0])):
+        text = text.replace(folder + os.sep, name + "/").replace(folder, name)
+    return _ABSOLUTE_PATH.sub(
+        lambda m: "<source>/" + os.path.relpath(m.group(), root).replace(os.sep, "/"), text
+    )
 
 
 def _source_files(run, outcome) -> list[dict]:
@@ -281,8 +299,9 @@ def assemble_release(
 
 
 def _write_splits(objects, staging: Path) -> None:
-    """The objects of each split as their own Parquet file (the card's default config), for
-    every split that has objects."""
+    """The objects of each split as their own Parquet file (the card's default config), with
+    their thumbnails, for every split that has objects."""
+    objects = manifests.with_thumbnails(objects, staging)
     for split in SPLITS:
         rows = objects.filter(pc.equal(objects["split"], split))
         if rows.num_rows:

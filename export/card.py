@@ -1,22 +1,28 @@
 """The dataset card (README.md of a release) and LICENSES.md, through `huggingface_hub`.
 
 The card's metadata is a `DatasetCardData`: license (the sources' SPDX identifiers when every
-source gives one, else `other` with a link to LICENSES.md), task category, tags, size category
-and the `configs` that `datasets.load_dataset(<release>)` reads: `objects` (the default, one
-Parquet file per split under `data/objects/`) and one config per other table. A table or split
-without rows is left out of `configs` (the `datasets` library cannot load an empty one) and the
-card says so. The body holds counts, the verification summary, splits, the statistics, a
-"Dataset structure" section generated from the manifests' schemas, and the paper's citation.
+source gives one, else `other` with a link to LICENSES.md), task category, tags, size category,
+`source_datasets` (one name per source library), an access request (`extra_gated_prompt`) when a
+source is non-commercial, and the `configs` that `datasets.load_dataset(<release>)` reads:
+`objects` (the default, one Parquet file per split under `data/objects/`, with an Image
+thumbnail) and one config per other table, with rows or not (an empty table loads with
+`streaming=True`). A split without objects is left out of `objects` (the `datasets` library
+refuses to load a split without rows) and the card says so. The body holds counts, the paper and
+project page, uses and out-of-scope uses, sources and their licenses (a note for non-commercial
+ones), the verification summary, splits, the statistics, a "Dataset structure" section generated
+from the manifests' schemas, what the checks do not prove, and the citations (the paper's and
+every source's that declares one).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from export.manifests import SCHEMAS, TABLES
+from export.manifests import SCHEMAS, SPLIT_SCHEMA, TABLES
 from export.selection import SPLITS
 
 PRETTY_NAME = "ArticulateArena articulated objects"
@@ -31,6 +37,13 @@ CITATION = """@article{he2026articulatearena,
 }"""
 
 
+PAPER_URL = "https://arxiv.org/abs/2609.33931"
+PROJECT_PAGE = "https://heyumeng.com/ArticulateArena-web/"
+# A license that forbids commercial use: said in words, or with the NC element of Creative
+# Commons licenses (CC-BY-NC-4.0, CC BY-NC-SA 4.0...).
+_NON_COMMERCIAL = re.compile(r"non[- ]?commercial|\bNC\b", re.IGNORECASE)
+
+
 def split_path(split: str) -> str:
     """Where the objects of one split are written, relative to the release root."""
     return f"data/objects/{split}.parquet"
@@ -42,9 +55,10 @@ def size_category(n: int) -> str:
     return next((label for bound, label in bounds if n < bound), "100K<n<1M")
 
 
-def configs(rows_per_table: Mapping[str, int], rows_per_split: Mapping[str, int]) -> list[dict]:
-    """The `configs` of the card: `objects` by split (the default), then every other table;
-    tables and splits without rows are left out."""
+def configs(rows_per_split: Mapping[str, int]) -> list[dict]:
+    """The `configs` of the card: `objects` by split (the default; splits without objects are
+    left out, since `datasets` refuses to load a split without rows), then every other table,
+    with rows or not."""
     out = []
     splits = [s for s in SPLITS if rows_per_split.get(s, 0) > 0]
     if splits:
@@ -56,7 +70,7 @@ def configs(rows_per_table: Mapping[str, int], rows_per_split: Mapping[str, int]
             }
         )
     for table in TABLES:
-        if table != "objects" and rows_per_table.get(table, 0) > 0:
+        if table != "objects":
             out.append({"config_name": table, "data_files": f"manifest/{table}.parquet"})
     return out
 
@@ -68,6 +82,40 @@ def card_license(sources: list[dict]) -> dict:
     if sources and all(s.get("spdx") for s in sources):
         return {"license": ids[0] if len(ids) == 1 else ids}
     return {"license": "other", "license_name": "per-source", "license_link": LICENSES_FILE}
+
+
+def non_commercial(source: dict) -> bool:
+    """Whether a source's license, as stated or as its SPDX id, forbids commercial use."""
+    return bool(_NON_COMMERCIAL.search(f"{source['license']} {source.get('spdx') or ''}"))
+
+
+def source_datasets(sources: list[dict]) -> list[str]:
+    """The card's `source_datasets`: one name per source library (sources sharing an upstream
+    `url`, else `homepage`, are one library read in several formats: the first one's name)."""
+    names: dict[str, str] = {}
+    for s in sources:
+        names.setdefault(s.get("url") or s.get("homepage") or s["name"], s["name"])
+    return list(names.values())
+
+
+def gated_access(sources: list[dict]) -> dict:
+    """The access request the Hub shows when the dataset's repository is gated (an author's
+    setting): agreeing to the non-commercial terms of those sources; nothing without one."""
+    names = [s["name"] for s in sources if non_commercial(s)]
+    if not names:
+        return {}
+    return {
+        "extra_gated_prompt": (
+            f"Objects from {', '.join(names)} are licensed for non-commercial use only (column "
+            f"`license` of the objects table; {LICENSES_FILE}). Every other object keeps the "
+            "license of its source."
+        ),
+        "extra_gated_fields": {
+            "I agree to use objects of non-commercial sources for non-commercial purposes only": (
+                "checkbox"
+            )
+        },
+    }
 
 
 def licenses_markdown(info: dict) -> str:
@@ -82,6 +130,8 @@ def licenses_markdown(info: dict) -> str:
     for s in info["sources"]:
         lines += [f"## {s['name']}", "", f"- license (as stated): {s['license']}"]
         lines.append(f"- SPDX: {s['spdx']}" if s.get("spdx") else "- SPDX: not given")
+        if non_commercial(s):
+            lines.append("- non-commercial use only")
         for key, label in (("homepage", "homepage"), ("url", "source"), ("revision", "revision")):
             if s.get(key):
                 lines.append(f"- {label}: {s[key]}")
@@ -130,6 +180,123 @@ def discovery_markdown(sources: list[dict]) -> list[str]:
     return lines
 
 
+def links_markdown() -> list[str]:
+    """The paper and the project page (the Hub links a card naming an arXiv paper to it)."""
+    return [
+        "## Links",
+        "",
+        f"- Paper: [ArticulateArena: A Metric for Articulated Kinematics]({PAPER_URL})",
+        f"- Project page: <{PROJECT_PAGE}>",
+        "- Source libraries: their upstream addresses and revisions are in "
+        f"[{LICENSES_FILE}]({LICENSES_FILE}) and `release.json`.",
+        "",
+    ]
+
+
+def licenses_section(sources: list[dict]) -> list[str]:
+    """Every source's license in a table, and a note when some forbid commercial use."""
+    rows = [
+        [
+            s["name"],
+            s["license"].replace("|", "\\|"),
+            s.get("spdx") or "not given",
+            "**yes**" if non_commercial(s) else "no",
+            s["accepted"],
+        ]
+        for s in sources
+    ]
+    lines = [
+        "## Licenses",
+        "",
+        "Each object keeps the license of its source (column `license` of the objects table); "
+        f"[{LICENSES_FILE}]({LICENSES_FILE}) gives each source's attribution.",
+        "",
+        *_table(["source", "license (as stated)", "SPDX", "non-commercial", "objects"], rows),
+        "",
+    ]
+    restricted = [s for s in sources if non_commercial(s)]
+    if restricted:
+        names = ", ".join(f"`{s['name']}`" for s in restricted)
+        n = sum(s["accepted"] for s in restricted)
+        lines += [
+            f"**Non-commercial sources.** The {n} objects of {names} are licensed for "
+            "non-commercial use only. Leave them out for any other use, e.g. "
+            "`objects.filter(lambda o: o['source'] not in {...})`. The card's metadata carries "
+            "an access request (`extra_gated_prompt`) that the Hub shows when the dataset's "
+            "repository is gated (Settings, access requests).",
+            "",
+        ]
+    return lines
+
+
+USES = """## Uses
+
+### Direct use
+
+- Evaluating methods that reconstruct or generate articulated objects: score their predicted
+  kinematics against the `test` split or the `eval200` objects with the ArticulateArena metric
+  (`arena score`, `arena distance`), which compares the motions joints induce, not their
+  parameters.
+- Training such methods on the `train` split: splits are drawn by duplicate cluster, so copies of
+  one object shipped by several sources never straddle two splits.
+- Simulation: every object is a URDF (and an MJCF) that loads in MuJoCo, PyBullet and yourdfpy,
+  with meshes, masses and inertias.
+- Statistics of articulated objects: joint types, categories and sources.
+
+### Out-of-scope use
+
+- Commercial use of the objects of non-commercial sources (see Licenses), or any use their
+  source's license does not allow.
+- Physical ground truth: geometry, masses and inertias are the sources' (or computed from the
+  geometry where a source gives none, see `links.inertia_method`), not measurements of real
+  objects; do not identify dynamics or deploy robots on them without checking.
+- Statements about real-world objects: the mix of categories and sizes follows the source
+  libraries, not the world.
+- Categories as classification ground truth: they are assigned automatically
+  (`category_method`, `category_confidence`); the doubtful ones are listed in `review`.
+"""
+
+LIMITATIONS = """## Limitations: what the checks do not prove
+
+Every accepted object passed the error checks of verification (the pipeline's
+docs/verification.md; the warning checks it failed are in `warnings`). They prove less than "the
+object is right":
+
+- The metric checks prove that normalization kept the motion the pipeline read from the source
+  (self-distance zero to rounding in two norms); a joint axis, origin or limit that is wrong
+  upstream ships as the source has it.
+- The fidelity checks compare the shipped file with a second reader of the source (yourdfpy for
+  URDF, MuJoCo for MJCF, Drake for SDF when installed: frames, limits and masses, not shapes;
+  without Drake, plausibility only). Two readers agreeing is evidence, not proof.
+- Attachment (parts floating or leaving their housing) and collision (parts passing through each
+  other) are sampled heuristics with tolerances of 5 % of the object's largest extent (at least
+  5 mm): they warn and send objects to review, they never refuse one, and they do not see parts
+  touching at rest, a part wholly inside another or an intersection under the tolerance.
+- The simulator checks load each file in MuJoCo, PyBullet and yourdfpy and compare forward
+  kinematics at a few configurations; they do not simulate dynamics or contacts, nor try other
+  simulators.
+- Masses and inertias the pipeline computed (where a source gives none) are a model of solid or
+  walled parts, checked for plausibility only.
+- Duplicates are found among copies turned about the vertical axis and scaled by a unit factor;
+  other copies stay separate objects.
+- Licenses are those the sources file states; the pipeline does not check them upstream.
+"""
+
+
+def citation_markdown(sources: list[dict]) -> list[str]:
+    """The suite's paper, then every citation a source declares (once each)."""
+    lines = ["## Citation", "", "```bibtex", CITATION, "```", ""]
+    cited: dict[str, list[str]] = {}
+    for s in sources:
+        if s.get("citation"):
+            cited.setdefault(s["citation"].strip(), []).append(s["name"])
+    if cited:
+        lines += ["The objects come from these libraries; please cite them too:", ""]
+        for text, names in cited.items():
+            lines += [", ".join(f"`{n}`" for n in names) + ":", "", "```bibtex", text, "```", ""]
+    return lines
+
+
 def structure_markdown(rows_per_table: Mapping[str, int]) -> list[str]:
     """The "Dataset structure" section: every table's columns, types and descriptions, from the
     manifests' schemas (the same text is in each Parquet field's metadata)."""
@@ -150,6 +317,17 @@ def structure_markdown(rows_per_table: Mapping[str, int]) -> list[str]:
             [[f"`{f.name}`", f"`{f.type}`", _description(f)] for f in schema],
         )
         lines.append("")
+        if table == "objects":
+            added = [f for f in SPLIT_SCHEMA if f.name not in schema.names]
+            lines += [
+                "The split files of the `objects` config (`data/objects/<split>.parquet`) add:",
+                "",
+                *_table(
+                    ["column", "type", "description"],
+                    [[f"`{f.name}`", "`Image`", _description(f)] for f in added],
+                ),
+                "",
+            ]
     return lines
 
 
@@ -170,11 +348,13 @@ def card_markdown(
         task_categories=["robotics"],
         tags=TAGS,
         size_categories=[size_category(len(objects))],
-        configs=configs(rows_per_table, by_split),
+        source_datasets=source_datasets(info["sources"]),
+        configs=configs(by_split),
+        **gated_access(info["sources"]),
     )
     counts = info["counts"]
-    left_out = [t for t in TABLES if t != "objects" and rows_per_table.get(t, 0) == 0]
-    left_out += [f"objects/{s}" for s in SPLITS if by_split.get(s, 0) == 0]
+    empty = [t for t in TABLES if t != "objects" and rows_per_table.get(t, 0) == 0]
+    left_out = [s for s in SPLITS if by_split.get(s, 0) == 0]
     lines = [
         f"# ArticulateArena release {info['version']}",
         "",
@@ -197,24 +377,41 @@ def card_markdown(
         "`SELECT * FROM 'manifest/joints.parquet'`.",
         "",
     ]
+    if empty:
+        lines += [
+            "Without rows in this release: "
+            + ", ".join(f"`{t}`" for t in empty)
+            + '. Their configs load with `streaming=True` (`load_dataset("path/to/release", '
+            f'"{empty[0]}", streaming=True)`: no rows, every column typed); without streaming, '
+            "`datasets` refuses a split without rows.",
+            "",
+        ]
     if left_out:
         lines += [
-            "Left out of the configs because they have no rows in this release: "
-            + ", ".join(f"`{t}`" for t in left_out)
+            "Splits without objects, left out of the `objects` config: "
+            + ", ".join(f"`{s}`" for s in left_out)
             + ".",
             "",
         ]
     lines += [
+        *links_markdown(),
+        USES,
         "## Sources",
         "",
         *_table(
-            ["source", "format", "license", "discovered", "accepted", "rejected"],
+            ["source", "format", "upstream", "discovered", "accepted", "rejected"],
             [
-                [s[k] for k in ("name", "format", "license", "discovered", "accepted", "rejected")]
+                [
+                    s["name"],
+                    s["format"],
+                    s.get("url") or s.get("homepage") or "not given",
+                    *(s[k] for k in ("discovered", "accepted", "rejected")),
+                ]
                 for s in info["sources"]
             ],
         ),
         "",
+        *licenses_section(info["sources"]),
         *discovery_markdown(info["sources"]),
         "## Verification",
         "",
@@ -236,8 +433,9 @@ def card_markdown(
     lines += [
         "## Splits and evaluation set",
         "",
-        "`split` is a stable hash of `object_id` (80/10/10), so an object keeps its split across "
-        f"releases. `eval200` marks {counts['eval200']} objects covering every supercategory and "
+        "`split` is a stable hash of `cluster_id` (80/10/10), so an object keeps its split across "
+        "releases and the copies of one object share it. "
+        f"`eval200` marks {counts['eval200']} objects covering every supercategory and "
         "as many categories as possible.",
         "",
         *_table(["split", "objects"], [[s, by_split.get(s, 0)] for s in SPLITS]),
@@ -254,12 +452,8 @@ def card_markdown(
         f"`checksums.sha256` lists every file; `release.json` holds `content_hash` "
         f"({info['content_hash']}), a hash over the manifests and object files only.",
         "",
-        "## Citation",
-        "",
-        "```bibtex",
-        CITATION,
-        "```",
-        "",
+        LIMITATIONS,
+        *citation_markdown(info["sources"]),
     ]
     card = DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines))
     return str(card)

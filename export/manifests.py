@@ -14,6 +14,7 @@ lower = -inf and upper = +inf.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from export.digests import sha256_file, sha256_hex
 from normalize.convention import rest_bounds
 from normalize.mjcf_writer import MJCF_NAME
 from normalize.model import ArticulatedObject, Geometry
+from previews.render import REST
 
 TABLES = ("objects", "joints", "links", "rejects", "review", "duplicates", "source_files")
 
@@ -33,7 +35,8 @@ TABLES = ("objects", "joints", "links", "rejects", "review", "duplicates", "sour
 # --------------------------------------------------------------------------- schemas
 # The JSON Schema of a row (schemas/<table>.schema.json) is the one definition of a table: its
 # columns, their order, types and descriptions. The Arrow schema is derived from it: "integer"
-# is int32 unless the property says "format": "int64", "number" is float64, an array with
+# is int32 unless the property says "format": "int64", "number" is float64, a "string" with a
+# "contentEncoding" is binary (base64 in JSON), an array with
 # minItems == maxItems is a fixed-size list, an object is a struct, and a type list with
 # "null" makes the column nullable. Each field carries its description in its metadata, which
 # Parquet keeps (pyarrow.parquet.read_schema shows it).
@@ -43,7 +46,7 @@ def _arrow_type(prop: dict) -> tuple[pa.DataType, bool]:
     nullable = "null" in types
     (kind,) = [t for t in types if t != "null"]
     if kind == "string":
-        return pa.string(), nullable
+        return (pa.binary() if "contentEncoding" in prop else pa.string()), nullable
     if kind == "integer":
         return (pa.int64() if prop.get("format") == "int64" else pa.int32()), nullable
     if kind == "number":
@@ -76,6 +79,25 @@ def arrow_schema(table: str) -> pa.Schema:
 
 
 SCHEMAS: dict[str, pa.Schema] = {name: arrow_schema(name) for name in TABLES}
+
+# The objects of one split (data/objects/<split>.parquet, the card's default config): the objects
+# columns and a thumbnail, which the Parquet schema's "huggingface" metadata (what the datasets
+# library writes and reads back) declares an Image, so that viewers show the picture.
+IMAGE_COLUMNS = ("thumbnail",)
+
+
+def split_schema() -> pa.Schema:
+    """The Arrow schema of a split file: objects, then the columns of `objects_split`."""
+    extra = schemas.load_schema("objects_split")
+    features = {name: {"_type": "Image"} for name in IMAGE_COLUMNS}
+    metadata = {
+        "description": extra["description"],
+        "huggingface": json.dumps({"info": {"features": features}}, sort_keys=True),
+    }
+    return pa.schema([*SCHEMAS["objects"], *_fields(extra)], metadata=metadata)
+
+
+SPLIT_SCHEMA = split_schema()
 
 # How each table's rows are ordered in the Parquet file (rows with equal keys keep their order).
 SORT_KEYS: dict[str, tuple[str, ...]] = {
@@ -296,16 +318,31 @@ def to_table(name: str, rows: list[dict]) -> pa.Table:
     return pa.Table.from_pydict(columns, schema=schema)
 
 
+_PARQUET_SETTINGS = {
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "data_page_size": 1 << 20,
+}
+
+
+def with_thumbnails(objects: pa.Table, root: Path) -> pa.Table:
+    """The objects table as a split file holds it: with each object's rest view (the PNG beside
+    its contact sheet `preview_path`, read under the release `root`) as an Image thumbnail."""
+    thumbnails = []
+    for sheet in objects["preview_path"].to_pylist():
+        path = sheet and (Path(sheet).parent / REST).as_posix()
+        thumbnails.append(path and {"bytes": (Path(root) / path).read_bytes(), "path": path})
+    columns = [*objects.columns, pa.array(thumbnails, SPLIT_SCHEMA.field("thumbnail").type)]
+    return pa.Table.from_arrays(columns, schema=SPLIT_SCHEMA)
+
+
 def write_table(table: pa.Table, path: Path) -> None:
     """Write Parquet deterministically: the same rows give the same bytes (no timestamps are
-    written; compression and page settings are fixed)."""
-    pq.write_table(
-        table,
-        str(path),
-        compression="zstd",
-        compression_level=3,
-        use_dictionary=True,
-        write_statistics=True,
-        data_page_size=1 << 20,
-        row_group_size=1 << 20,
-    )
+    written; compression and page settings are fixed). A table without rows is written without
+    row groups: the `datasets` library fails on an empty row group, not on none."""
+    if table.num_rows == 0:
+        with pq.ParquetWriter(str(path), table.schema, **_PARQUET_SETTINGS):
+            return
+    pq.write_table(table, str(path), row_group_size=1 << 20, **_PARQUET_SETTINGS)

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from export import card, release
+from export.manifests import TABLES
 from export.release import (
     BuildLocked,
     ReleaseError,
@@ -179,14 +180,16 @@ def test_card_front_matter(tmp_path):
     assert front["task_categories"] == ["robotics"] and front["pretty_name"]
     assert front["size_categories"] == ["n<1K"]
     by_name = {c["config_name"]: c for c in front["configs"]}
-    assert set(by_name) == {"objects", "joints", "links", "rejects", "source_files"}, "no review"
+    assert list(by_name) == list(TABLES), "every table, review and duplicates without rows too"
     assert by_name["objects"]["default"] is True
     assert by_name["objects"]["data_files"] == [
         {"split": "train", "path": "data/objects/train.parquet"}
     ], "splits without objects are left out"
     assert by_name["joints"]["data_files"] == "manifest/joints.parquet"
-    assert "`review`, `duplicates`, `objects/validation`, `objects/test`" in text
-    assert "| a | urdf | MIT License | 2 | 1 | 1 |" in text and "xml.malformed" in text
+    assert "Without rows in this release: `review`, `duplicates`." in text
+    assert "left out of the `objects` config: `validation`, `test`." in text
+    assert "| a | urdf | not given | 2 | 1 | 1 |" in text and "xml.malformed" in text
+    assert "| a | MIT License | MIT | no | 1 |" in text
     assert "plots/joints.png" in text
     assert "## Dataset structure" in text and "| `twist` | `fixed_size_list" in text
     assert "@article{he2026articulatearena" in text

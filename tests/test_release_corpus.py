@@ -12,6 +12,7 @@ import logging
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 import yourdfpy
 from shipped_support import (
     assert_files_meet_their_specifications,
@@ -133,6 +134,25 @@ def test_every_object_has_its_source_url_revision_and_file_digests(corpus_releas
 def test_no_shipped_file_holds_a_path_of_the_build_machine(corpus_release, corpus):
     root, _, _ = corpus_release
     assert machine_paths_in(root / "cold", [corpus, root]) == []
+
+
+def test_the_card_flags_the_non_commercial_sources_and_loads_with_thumbnails(
+    corpus_release, monkeypatch
+):
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
+    out = corpus_release[0] / "cold"
+    front = yaml.safe_load((out / "README.md").read_text().split("---\n")[1])
+    assert len(front["source_datasets"]) == 13, "16 sources, pybullet and sdformat in 3 and 2"
+    assert (
+        "partnet_mobility, gensim2_partnet, gapartnet are licensed for non-commercial"
+        in (front["extra_gated_prompt"])
+    )
+    cache = corpus_release[0] / "hf-cache"
+    for split in datasets.load_dataset(str(out), cache_dir=str(cache)).values():
+        assert isinstance(split.features["thumbnail"], datasets.Image)
+        for row in split:
+            assert (row["thumbnail"] is None) == (row["preview_path"] is None), row["object_id"]
 
 
 def test_every_shipped_file_loads_without_a_printed_warning(corpus_release):

@@ -3,12 +3,14 @@ every column has a description, and the released Parquet files carry it in their
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import schemas
-from export.manifests import SCHEMAS, TABLES
+from export.manifests import SCHEMAS, SPLIT_SCHEMA, TABLES
 
 
 def _description(field: pa.Field) -> dict:
@@ -16,9 +18,15 @@ def _description(field: pa.Field) -> dict:
     return {"description": meta[b"description"].decode()} if b"description" in meta else {}
 
 
+def _nullable(expected: dict, field: pa.Field) -> dict:
+    return {**expected, "type": [expected["type"], "null"]} if field.nullable else expected
+
+
 def json_type(arrow_type: pa.DataType) -> dict:
     if pa.types.is_string(arrow_type):
         return {"type": "string"}
+    if pa.types.is_binary(arrow_type):
+        return {"type": "string", "contentEncoding": "base64"}
     if pa.types.is_integer(arrow_type):
         return {"type": "integer", **({"format": "int64"} if arrow_type == pa.int64() else {})}
     if pa.types.is_floating(arrow_type):
@@ -40,27 +48,41 @@ def json_type(arrow_type: pa.DataType) -> dict:
             "type": "object",
             "additionalProperties": False,
             "required": [f.name for f in arrow_type],
-            "properties": {f.name: {**_description(f), **json_type(f.type)} for f in arrow_type},
+            "properties": {
+                f.name: {**_description(f), **_nullable(json_type(f.type), f)} for f in arrow_type
+            },
         }
     raise AssertionError(f"no JSON counterpart for {arrow_type}")
 
 
-@pytest.mark.parametrize("table", TABLES)
-def test_arrow_schema_is_derived_from_the_json_schema(table):
-    arrow = SCHEMAS[table]
-    schema = schemas.load_schema(table)
-    assert list(schema["properties"]) == arrow.names, "same columns in the same order"
-    assert schema["required"] == arrow.names, "every column is present in every row"
+def assert_derived(name: str, arrow: list[pa.Field], schema: dict) -> None:
+    names = [f.name for f in arrow]
+    assert list(schema["properties"]) == names, "same columns in the same order"
+    assert schema["required"] == names, "every column is present in every row"
     assert schema["additionalProperties"] is False
     for field in arrow:
         prop = schema["properties"][field.name]
-        expected = json_type(field.type)
-        if field.nullable:
-            expected["type"] = [expected["type"], "null"]
-        got = {k: prop[k] for k in expected}
-        assert got == expected, f"{table}.{field.name}: JSON {got} vs Arrow {field.type}"
-        assert set(prop) - set(expected) <= {"description", "enum"}, f"{table}.{field.name}"
+        expected = _nullable(json_type(field.type), field)
+        got = {k: prop.get(k) for k in expected}
+        assert got == expected, f"{name}.{field.name}: JSON {got} vs Arrow {field.type}"
+        assert set(prop) - set(expected) <= {"description", "enum"}, f"{name}.{field.name}"
         assert field.metadata[b"description"].decode() == prop["description"]
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_arrow_schema_is_derived_from_the_json_schema(table):
+    assert_derived(table, list(SCHEMAS[table]), schemas.load_schema(table))
+
+
+def test_split_files_add_a_thumbnail_typed_as_an_image():
+    objects = list(SCHEMAS["objects"])
+    assert list(SPLIT_SCHEMA)[: len(objects)] == objects
+    added = list(SPLIT_SCHEMA)[len(objects) :]
+    assert_derived("objects_split", added, schemas.load_schema("objects_split"))
+    thumbnail = SPLIT_SCHEMA.field("thumbnail")
+    assert thumbnail.type == pa.struct({"bytes": pa.binary(), "path": pa.string()})
+    features = json.loads(SPLIT_SCHEMA.metadata[b"huggingface"])["info"]["features"]
+    assert features == {"thumbnail": {"_type": "Image"}}
 
 
 def test_derived_types():
