@@ -5,10 +5,10 @@
 Runs `normalize.run.normalize_sources` on every library of the sources file (default: the
 corpus sources file of the tests, all 15 sources), first with an empty mesh cache (cold), then
 again in the same process (warm: every mesh already parsed once). Reports seconds and objects/s,
-and splits the time into mesh work (`normalize.meshes.TIMING`: loading and checking mesh files,
-bounding boxes, mass properties, writing OBJ/MTL/texture files) and the rest (XML, model,
-convention, URDF writing, MJCF/SDF compilation). Prints the figures and writes
-bench/results/normalize_corpus.json.
+and splits the time by stage (`normalize.timing`): mesh work (`meshes`: loading and checking mesh
+files, bounding boxes, writing OBJ/MTL/texture files; `inertia`: mass properties) and the rest
+(`parse`, `convention`, `export`: XML, model, convention, URDF writing, MJCF/SDF compilation).
+Prints the figures and writes bench/results/normalize_corpus.json.
 """
 
 from __future__ import annotations
@@ -25,17 +25,18 @@ from pathlib import Path
 
 from normalize import meshes
 from normalize.run import normalize_sources
+from normalize.timing import stage_record
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "normalize_corpus.json"
 
 
 def one_run(sources: Path, out: Path) -> dict:
-    meshes.reset_timing()
     started = time.perf_counter()
-    report = normalize_sources(sources, out)
+    with stage_record() as stages:
+        report = normalize_sources(sources, out)
     seconds = time.perf_counter() - started
-    mesh_seconds = sum(meshes.TIMING.values())
+    mesh_seconds = stages.get("meshes", 0.0) + stages.get("inertia", 0.0)
     statuses = Counter(o["status"] for o in report.objects)
     return {
         "objects": len(report.objects),
@@ -44,7 +45,7 @@ def one_run(sources: Path, out: Path) -> dict:
         "seconds": round(seconds, 3),
         "objects_per_second": round(len(report.objects) / seconds, 2),
         "mesh_seconds": round(mesh_seconds, 3),
-        "mesh_breakdown": {k: round(v, 3) for k, v in meshes.TIMING.items()},
+        "stages": {k: round(v, 3) for k, v in sorted(stages.items())},
         "other_seconds": round(seconds - mesh_seconds, 3),
         "cached_meshes": len(meshes._cache),
     }

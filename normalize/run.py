@@ -34,21 +34,19 @@ with one entry per discovered candidate, normalized or rejected with a code.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 import time
 import traceback
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 import schemas
-from normalize import adapters, meshes
+from normalize import adapters
 from normalize.adapters import discover
 from normalize.changes import Change
 from normalize.convention import CONVENTION_VERSION, canonicalize, reference_object
@@ -58,25 +56,10 @@ from normalize.limits import check_count, check_depth, check_names, check_values
 from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject
 from normalize.sources import load_sources
+from normalize.timing import timed
 from normalize.urdf_writer import export_object
 
 REPORT_NAME = "normalize_report.json"
-
-#: Seconds spent in each phase of `normalize_candidate`, mesh work excluded (that is counted by
-#: `normalize.meshes.TIMING`): reading the source (the adapter), the convention (reference
-#: object, placement, inertials), writing the object folder. Benchmarks and the build's stage
-#: profile take differences of these totals around a call.
-TIMING: dict[str, float] = {"read": 0.0, "convention": 0.0, "write": 0.0}
-
-
-@contextlib.contextmanager
-def _phase(key: str) -> Iterator[None]:
-    started, mesh_before = time.perf_counter(), sum(meshes.TIMING.values())
-    try:
-        yield
-    finally:
-        mesh_seconds = sum(meshes.TIMING.values()) - mesh_before
-        TIMING[key] += time.perf_counter() - started - mesh_seconds
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,7 +88,7 @@ def normalize_candidate(candidate: Candidate, out_root: Path) -> NormalizeResult
     partial = final.parent / f".{candidate.object_id}.partial-{os.getpid()}"
     shutil.rmtree(partial, ignore_errors=True)
     try:
-        with _phase("read"):
+        with timed("parse"):
             raw = adapters.get_adapter(source.format).load(candidate)
             check_count("links", len(raw.links), source.max_links, candidate.path)
             check_count("joints", len(raw.joints), source.max_links, candidate.path)
@@ -113,19 +96,19 @@ def normalize_candidate(candidate: Candidate, out_root: Path) -> NormalizeResult
             check_values(raw, candidate.path, source.scale)
             check_depth(raw, candidate.path)
         changes = list(raw.source.changes)
-        with _phase("convention"):
+        with timed("convention"):
             reference, semantic = reference_object(raw)
             canonical = canonicalize(
                 reference, up_axis=source.up_axis, scale=source.scale, root=source.path
             )
         named = canonical.object.replace(name=candidate.object_id)
-        with _phase("write"):
+        with timed("export"):
             written = export_object(named, partial, root=source.path, mjcf=False)
         shutil.rmtree(final, ignore_errors=True)
         os.replace(partial, final)
         # The MJCF is written in the object's final folder: MuJoCo keeps the meshes it
         # processes for it by path, and the verification's loads of the same files reuse them.
-        with _phase("write"):
+        with timed("export"):
             write_mjcf(written.object, final)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)

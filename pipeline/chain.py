@@ -43,6 +43,7 @@ from export.digests import canonical_json, sha256_hex
 from normalize import inputs as recorded_inputs
 from normalize.discovery import Candidate
 from normalize.errors import AssetError, write_failure
+from normalize.timing import stage_record, timed
 from normalize.workers import (
     OBJECT_MEMORY_ENV,
     OBJECT_SECONDS_ENV,
@@ -263,31 +264,9 @@ def _rejected(candidate: Candidate, stage, code, message, path=None, element=Non
     return {**_base(candidate), "accepted": False, "rows": {}, "reject": reject, "files": {}}
 
 
-def _normalizer_clock() -> dict[str, float]:
-    """The normalizer's running phase totals (`normalize.run.TIMING`, `normalize.meshes.TIMING`)."""
-    from normalize import meshes, run
-
-    return {**{f"run.{k}": v for k, v in run.TIMING.items()}, **meshes.TIMING}
-
-
-def _normalizer_seconds(before: dict[str, float], seconds: dict) -> None:
-    """Add the stage seconds of one `normalize_candidate` call (the change of the running
-    totals since `before`) to `seconds`. Exact when one object at a time runs in this process,
-    as in worker processes."""
-    now = _normalizer_clock()
-    spent = {k: now[k] - before[k] for k in now}
-    for stage, keys in (
-        ("parse", ("run.read",)),
-        ("convention", ("run.convention",)),
-        ("meshes", ("load", "bounds", "write")),
-        ("inertia", ("mass",)),
-        ("export", ("run.write",)),
-    ):
-        seconds[stage] = seconds.get(stage, 0.0) + sum(spent[k] for k in keys)
-
-
-def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> dict:
-    """Run the stages on one candidate; AssetError becomes a rejection."""
+def _compute(candidate: Candidate, settings: BatchSettings) -> dict:
+    """Run the stages on one candidate, each timed into the object's stage record
+    (`normalize.timing`); AssetError becomes a rejection."""
     import taxonomy
     from normalize.run import normalize_candidate
     from verify.allowances import with_object_allowances
@@ -298,11 +277,7 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
     candidate = with_object_allowances(candidate)
     object_dir = settings.staging / "objects" / candidate.object_id
     try:
-        before = _normalizer_clock()
-        try:
-            result = normalize_candidate(candidate, settings.staging)
-        finally:
-            _normalizer_seconds(before, seconds)
+        result = normalize_candidate(candidate, settings.staging)
         written = Path(result.urdf_path).parent
         if written.resolve() != object_dir.resolve():
             if object_dir.exists():
@@ -311,13 +286,10 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
             shutil.move(str(written), object_dir)
         urdf_name = Path(result.urdf_path).name
 
-        t = time.perf_counter()
-        assignment = _categorize(result.object, candidate, dict(settings.overrides))
-        seconds["taxonomy"] = time.perf_counter() - t
-
-        t = time.perf_counter()
-        status, warnings, failure = _verify(result, candidate.source, assignment)
-        seconds["verify"] = time.perf_counter() - t
+        with timed("taxonomy"):
+            assignment = _categorize(result.object, candidate, dict(settings.overrides))
+        with timed("verify"):
+            status, warnings, failure = _verify(result, candidate.source, assignment)
         if failure is not None:
             shutil.rmtree(object_dir, ignore_errors=True)
             return _rejected(
@@ -325,49 +297,45 @@ def _compute(candidate: Candidate, settings: BatchSettings, seconds: dict) -> di
             )
         assignment = _with_verification_review(assignment, warnings)
 
-        t = time.perf_counter()
-        assets = manifests.folder_digests(object_dir)
-        seconds["export"] += time.perf_counter() - t
-        t = time.perf_counter()
-        preview = _previews(object_dir, candidate.object_id)
-        seconds["previews"] = time.perf_counter() - t
-
-        t = time.perf_counter()
-        files = manifests.folder_digests(object_dir) if preview["rendered"] else assets
-        row = manifests.object_row(
-            result.object,
-            **_base(candidate),
-            license=candidate.source.license,
-            source_url=candidate.source.url,
-            source_revision=candidate.source.revision,
-            object_dir=object_dir,
-            files=assets,
-            urdf_path=f"objects/{candidate.object_id}/{urdf_name}",
-            preview_path=(
-                f"objects/{candidate.object_id}/{previews.PREVIEW_FOLDER}/{previews.SHEET}"
-                if preview["rendered"]
-                else None
-            ),
-            scale=result.scale,
-            assignment={
-                "category": assignment.category,
-                "supercategory": assignment.supercategory,
-                "method": assignment.method,
-                "confidence": assignment.confidence,
-                "needs_review": assignment.needs_review,
-            },
-            status=status,
-            warnings=warnings,
-            changes=[c.code for c in result.changes],
-            convention_version=convention_version(),
-        )
-        rows = {
-            "objects": [row],
-            "joints": manifests.joint_rows(result.object, candidate.object_id),
-            "links": manifests.link_rows(result.object, candidate.object_id, object_dir),
-            "review": taxonomy.review_rows([assignment]),
-        }
-        seconds["export"] += time.perf_counter() - t
+        with timed("export"):
+            assets = manifests.folder_digests(object_dir)
+        with timed("previews"):
+            preview = _previews(object_dir, candidate.object_id)
+        with timed("export"):
+            files = manifests.folder_digests(object_dir) if preview["rendered"] else assets
+            row = manifests.object_row(
+                result.object,
+                **_base(candidate),
+                license=candidate.source.license,
+                source_url=candidate.source.url,
+                source_revision=candidate.source.revision,
+                object_dir=object_dir,
+                files=assets,
+                urdf_path=f"objects/{candidate.object_id}/{urdf_name}",
+                preview_path=(
+                    f"objects/{candidate.object_id}/{previews.PREVIEW_FOLDER}/{previews.SHEET}"
+                    if preview["rendered"]
+                    else None
+                ),
+                scale=result.scale,
+                assignment={
+                    "category": assignment.category,
+                    "supercategory": assignment.supercategory,
+                    "method": assignment.method,
+                    "confidence": assignment.confidence,
+                    "needs_review": assignment.needs_review,
+                },
+                status=status,
+                warnings=warnings,
+                changes=[c.code for c in result.changes],
+                convention_version=convention_version(),
+            )
+            rows = {
+                "objects": [row],
+                "joints": manifests.joint_rows(result.object, candidate.object_id),
+                "links": manifests.link_rows(result.object, candidate.object_id, object_dir),
+                "review": taxonomy.review_rows([assignment]),
+            }
         return {
             **_base(candidate),
             "accepted": True,
@@ -424,7 +392,8 @@ def cached_outcome(
 def computed_outcome(
     candidate: Candidate, settings: BatchSettings, cache: ObjectCache | None = None
 ) -> dict:
-    """Run the stages on a candidate (and store the outcome in the cache, if given).
+    """Run the stages on a candidate (and store the outcome in the cache, if given); the
+    outcome's `seconds` is the object's own stage record (`normalize.timing`).
 
     Never raises for a bad asset: AssetError and I/O errors become rejections (an I/O error is
     retried once first); an unexpected exception also becomes a rejection with code
@@ -432,12 +401,18 @@ def computed_outcome(
     the disk written to (`normalize.errors.write_failure`) is no object's: it raises
     `WriteFailed`, which stops the build.
     """
+    with stage_record() as seconds:
+        return _outcome(candidate, settings, cache, seconds)
+
+
+def _outcome(
+    candidate: Candidate, settings: BatchSettings, cache: ObjectCache | None, seconds: dict
+) -> dict:
     from normalize import meshes
     from verify.checks import simulator
 
     object_dir = settings.staging / "objects" / candidate.object_id
     started = time.perf_counter()
-    seconds: dict[str, float] = {}
     internal = timed_out = ran_out = False
     staging = str(settings.staging.resolve()) + os.sep
     for attempt in (1, 2):
@@ -447,7 +422,7 @@ def computed_outcome(
             _load_stages()  # imports and loaded data do not count on the object's clock
             try:
                 with object_limits(settings.object_seconds, settings.object_memory):
-                    outcome = _compute(candidate, settings, seconds)
+                    outcome = _compute(candidate, settings)
                 break
             except MemoryError:
                 shutil.rmtree(object_dir, ignore_errors=True)
@@ -521,16 +496,15 @@ def computed_outcome(
     # a slower or smaller machine's verdict is not the object's
     cacheable = cacheable and not changed and not timed_out and not ran_out
     if cache is not None and not internal and cacheable:
-        t = time.perf_counter()
         identity = _identity(candidate, settings)
         try:
-            cache.store(identity, inputs, outcome, object_dir, outcome["files"])
+            with timed("cache"):
+                cache.store(identity, inputs, outcome, object_dir, outcome["files"])
         except OSError as exc:
             failed = write_failure(exc, (settings.cache_dir,), settings.cache_dir)
             if failed is None:
                 raise
             raise failed from exc
-        seconds["cache"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - started
     return {
         **outcome,

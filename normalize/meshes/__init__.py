@@ -17,8 +17,8 @@
   produce the OBJ files of the
   written convention (see docs/convention.md).
 
-`TIMING` accumulates the seconds spent in mesh work (loading, bounds, mass, writing) so that
-benchmarks can separate it from the rest.
+Mesh work is timed into the current object's stage record (`normalize.timing`): loading,
+bounds and writing as `meshes`, mass properties as `inertia`.
 
 `disk_cache(folder)` (a context manager) also keeps parsed meshes, mesh mass properties and the
 OBJ text of converted meshes on disk, keyed by the file's content (the build puts them under its
@@ -30,7 +30,7 @@ files).
 
 The modules, each importing only those before it:
 
-- `store`: the `Mesh` record, the in-process cache, the disk store, `TIMING`;
+- `store`: the `Mesh` record, the in-process cache, the disk store;
 - `reading`: resolving mesh references and reading files (`MAX_MESH_BYTES`);
 - `limits`: what a file's bytes claim, checked before parsing (triangles, textures, glTF buffers);
 - `convex`: convex hulls of point sets;
@@ -94,12 +94,10 @@ from normalize.meshes.store import (
     CACHE_BYTES,
     DISK_FORMAT,
     GENERATED_FOLDER,
-    TIMING,
     Mesh,
     clear_cache,
     disk_cache,
     forget_generated,
-    reset_timing,
 )
 from normalize.meshes.store import _cache as _cache  # never rebound (bench counts it)
 from normalize.meshes.writing import (
@@ -127,7 +125,6 @@ __all__ = [
     "OBJ_BYTES_PER_FACE",
     "SHELL_THICKNESS",
     "SPHERE_SECTIONS",
-    "TIMING",
     "WALL_THICKNESS",
     "Mesh",
     "OutputNames",
@@ -149,7 +146,6 @@ __all__ = [
     "load_mesh",
     "mass_properties",
     "read_mesh_bytes",
-    "reset_timing",
     "resolve_mesh_file",
     "thickened_collision",
     "unit_sphere_vertices",

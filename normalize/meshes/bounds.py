@@ -8,8 +8,8 @@ import numpy as np
 
 from normalize.meshes.loading import load_mesh
 from normalize.meshes.primitives import _capsule_vertices, unit_sphere_vertices
-from normalize.meshes.store import _timed
 from normalize.model import Geometry
+from normalize.timing import timed
 
 
 def geometry_bounds(
@@ -26,12 +26,12 @@ def geometry_bounds(
             points = _capsule_vertices(float(geometry.size[0]), float(geometry.size[1]))
         else:
             points = unit_sphere_vertices() * np.asarray(geometry.size[:3], dtype=float)
-        with _timed("bounds"):
+        with timed("meshes"):
             points = points @ rot.T + centre
             return points.min(axis=0), points.max(axis=0)
     if geometry.kind == "mesh":
         mesh = load_mesh(Path(geometry.filename), root=root, element=geometry.name)
-        with _timed("bounds"):
+        with timed("meshes"):
             points = (mesh.vertices * geometry.scale) @ rot.T + centre
             return points.min(axis=0), points.max(axis=0)
     size = geometry.size

@@ -9,8 +9,9 @@ import numpy as np
 import trimesh
 
 from normalize.meshes.mass import SHELL_THICKNESS
-from normalize.meshes.store import RECENT_MESHES, Mesh, Recent, _timed
+from normalize.meshes.store import RECENT_MESHES, Mesh, Recent
 from normalize.meshes.writing import OutputNames, _obj_text
+from normalize.timing import timed
 
 #: A collision mesh thinner than this (m, across its convex hull) is written as its convex hull
 #: grown by this much along every axis: simulators that collide convex hulls (MuJoCo) refuse a
@@ -58,7 +59,7 @@ def thickened_collision(
     thick_key = (mesh.sha256, tuple(scale.tolist()))
     if thick_key in _thick_enough:
         return None
-    with _timed("mass"):
+    with timed("inertia"):
         if hull_width(mesh.vertices * scale) >= MIN_COLLISION_THICKNESS:
             _thick_enough[thick_key] = True
             return None
@@ -90,7 +91,7 @@ def write_collision_obj(
     """Write a generated collision mesh (`key` identifies it) as OBJ; returns the output name."""
     name, new = names.name(f"collision:{key}", ".obj", stem=f"{stem}_collision")
     if new:
-        with _timed("write"):
+        with timed("meshes"):
             (out_dir / name).write_text(_obj_text(vertices, faces), encoding="utf-8")
     return name
 
@@ -107,7 +108,7 @@ def flat_normal(mesh: Mesh) -> np.ndarray | None:
     """The unit normal of a mesh whose points are coplanar (or fewer than 4), else None
     (cached by content)."""
     if mesh.sha256 not in _flat:
-        with _timed("mass"):
+        with timed("inertia"):
             _flat[mesh.sha256] = _flat_normal(mesh.vertices)
     return _flat[mesh.sha256]
 

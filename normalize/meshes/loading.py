@@ -27,8 +27,9 @@ from normalize.meshes.limits import (
     check_triangles,
 )
 from normalize.meshes.reading import _check_format, _corrupt, _stat_key, read_mesh_bytes
-from normalize.meshes.store import Mesh, _cached, _store, _store_arrays, _stored_arrays, _timed
+from normalize.meshes.store import Mesh, _cached, _store, _store_arrays, _stored_arrays
 from normalize.paths import is_inside
+from normalize.timing import timed
 
 
 class _ConfinedResolver(trimesh.resolvers.Resolver):
@@ -278,7 +279,7 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
     `mesh.format` or `mesh.corrupt`. Safe to call from several threads."""
     path = Path(path)
     _check_format(path, "mesh format", {"stage": "mesh", "path": str(path), "element": element})
-    with _timed("load"):
+    with timed("meshes"):
         stat_key = _stat_key(path)
         known = store._sha_by_stat.get(stat_key) if stat_key else None
         cached = _cached(known) if known else None

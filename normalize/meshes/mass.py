@@ -13,8 +13,9 @@ from normalize.meshes import store
 from normalize.meshes.convex import _convex_hull
 from normalize.meshes.loading import load_mesh
 from normalize.meshes.primitives import _primitive_surface
-from normalize.meshes.store import Mesh, _store_mass, _stored_mass, _timed
+from normalize.meshes.store import Mesh, _store_mass, _stored_mass
 from normalize.model import Geometry
+from normalize.timing import timed
 
 MESH_DENSITY = 1000.0  # kg/m^3, water: the uniform density of computed inertials
 SHELL_THICKNESS = 0.001  # m: flat meshes (no enclosed volume) are weighed as a thin shell
@@ -125,7 +126,7 @@ def mass_properties(
     of the link holding it; None when the shape encloses no volume (flat or empty)."""
     if geometry.kind == "mesh":
         mesh = load_mesh(Path(geometry.filename), root=root, element=geometry.name)
-        with _timed("mass"):
+        with timed("inertia"):
             found = _mesh_mass(mesh, geometry.scale, density)
         if found is None:
             return None
@@ -156,7 +157,7 @@ def wall_mass_properties(
     else:
         surface = _primitive_surface(geometry)
         vertices, faces = np.asarray(surface.vertices), np.asarray(surface.faces)
-    with _timed("mass"):
+    with timed("inertia"):
         found = _shell_mass(vertices, faces, density, thickness, f"{geometry.kind}_wall_shell")
     if found is None:
         return None

@@ -11,9 +11,10 @@ import numpy as np
 import trimesh
 
 from normalize.meshes import store
-from normalize.meshes.store import GENERATED_FOLDER, _timed
+from normalize.meshes.store import GENERATED_FOLDER
 from normalize.meshes.writing import OutputNames, _obj_text
 from normalize.model import Geometry
+from normalize.timing import timed
 
 CAPSULE_SECTIONS = 32
 SPHERE_SECTIONS = 32
@@ -99,7 +100,7 @@ def write_unit_sphere_obj(out_dir: Path, names: OutputNames) -> str:
     are this mesh scaled by their semi-axes."""
     name, new = names.name("sphere:unit", ".obj", stem="unit_sphere")
     if new:
-        with _timed("write"):
+        with timed("meshes"):
             mesh = _unit_sphere()
             (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
     return name
@@ -108,7 +109,7 @@ def write_unit_sphere_obj(out_dir: Path, names: OutputNames) -> str:
 def write_capsule_obj(radius: float, length: float, out_dir: Path, names: OutputNames) -> str:
     name, new = names.name(f"capsule:{radius!r}:{length!r}", ".obj", stem="capsule")
     if new:
-        with _timed("write"):
+        with timed("meshes"):
             mesh = capsule_trimesh(radius, length)
             (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
     return name

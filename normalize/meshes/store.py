@@ -1,5 +1,4 @@
-"""Loaded meshes kept in this process (`Mesh`, by content) and on disk (`disk_cache`), and
-`TIMING`, the seconds spent in mesh work."""
+"""Loaded meshes kept in this process (`Mesh`, by content) and on disk (`disk_cache`)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import hashlib
 import json
 import os
 import threading
-import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -23,22 +21,6 @@ import trimesh
 from normalize.changes import Change
 
 CACHE_BYTES = 256 * 1024 * 1024  # arrays kept in memory per process (the disk store has the rest)
-
-TIMING: dict[str, float] = {"load": 0.0, "bounds": 0.0, "mass": 0.0, "write": 0.0}
-
-
-@contextmanager
-def _timed(key: str) -> Iterator[None]:
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        TIMING[key] += time.perf_counter() - start
-
-
-def reset_timing() -> None:
-    for key in TIMING:
-        TIMING[key] = 0.0
 
 
 @dataclass(frozen=True, eq=False)

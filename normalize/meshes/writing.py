@@ -12,7 +12,8 @@ from normalize.changes import Change
 from normalize.meshes.limits import check_texture
 from normalize.meshes.loading import load_mesh
 from normalize.meshes.reading import _confined_file, read_mesh_bytes
-from normalize.meshes.store import _disk_path, _disk_read, _disk_write, _timed
+from normalize.meshes.store import _disk_path, _disk_read, _disk_write
+from normalize.timing import timed
 
 _MTLLIB = re.compile(rb"^[ \t]*mtllib[ \t]+([^\r\n]*?)[ \t]*(\r?\n|\Z)", re.MULTILINE)
 _TEXTURE_KEYS = {b"bump", b"disp", b"decal", b"refl", b"norm"}
@@ -101,7 +102,7 @@ def write_obj_copy(
         copied = _copy_mtl(mtl, out_dir, names, root, changes)
         return b"mtllib " + copied.encode() + match.group(2)
 
-    with _timed("write"):
+    with timed("meshes"):
         data = _MTLLIB.sub(material, read_mesh_bytes(source))
         completed = completed_texcoords(data)
         if completed is not None:
@@ -162,7 +163,7 @@ def write_obj_converted(source: Path, out_dir: Path, names: OutputNames, root: P
     name, new = names.name(source, ".obj")
     if new:
         mesh = load_mesh(source, root=root)
-        with _timed("write"):
+        with timed("meshes"):
             stored = _disk_path(mesh.sha256, ".converted.obj")
             data = _disk_read(stored)
             if data is None:
