@@ -12,6 +12,8 @@ from pathlib import Path
 
 import typer
 
+from pipeline import defaults as build_defaults
+
 app = typer.Typer(
     name="arena",
     help=(
@@ -182,13 +184,17 @@ def build(
         None, "--previous", help="Earlier release to write the CHANGELOG against."
     ),
     batch_size: int = typer.Option(
-        64, "--batch-size", help="Objects per Prefect task (at most 64 tasks per source)."
+        build_defaults.BATCH_SIZE,
+        "--batch-size",
+        help="Objects per Prefect task (at most 64 tasks per source).",
     ),
     workers: int = typer.Option(
-        2, "--workers", help="Worker processes (process, local) or Dask workers (local cluster)."
+        build_defaults.WORKERS,
+        "--workers",
+        help="Worker processes (process, local) or Dask workers (local cluster).",
     ),
     runner: str = typer.Option(
-        "process",
+        build_defaults.RUNNER,
         "--runner",
         help="process (Prefect flows, batches in --workers worker processes), dask, or local "
         "(the same build without Prefect). `thread` is the deprecated name of `process`.",

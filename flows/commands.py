@@ -19,6 +19,7 @@ from export import release
 from normalize.errors import WriteFailed, write_failure
 from normalize.files import broken_link, empty_folder
 from normalize.sources import load_sources, overrides_file
+from pipeline import defaults as build_defaults
 from pipeline.build import (
     BuildConfig,
     BuildError,
@@ -98,16 +99,16 @@ def build_release(config: BuildConfig) -> BuildResult:
 
 def build_command(
     *,
-    sources: Path | None,
-    out: Path | None,
-    version: str | None,
-    previous: Path | None,
-    batch_size: int,
-    workers: int,
-    runner: str,
-    dask_address: str | None,
-    cache_dir: Path | None,
-    no_cache: bool,
+    sources: Path | None = None,
+    out: Path | None = None,
+    version: str | None = None,
+    previous: Path | None = None,
+    batch_size: int = build_defaults.BATCH_SIZE,
+    workers: int = build_defaults.WORKERS,
+    runner: str = build_defaults.RUNNER,
+    dask_address: str | None = None,
+    cache_dir: Path | None = None,
+    no_cache: bool = False,
     overrides: Path | None = None,
     replace: bool = False,
     accept_modified: bool = False,
@@ -116,7 +117,8 @@ def build_command(
     sources file, options or --previous; --sources without --out), 3 when another build holds
     --out or --out already holds a release and `replace` is not set, 4 when writing the release
     or the cache fails (disk full, over quota, read-only, an I/O error): nothing is published
-    and the objects cached so far stay cached."""
+    and the objects cached so far stay cached. The keywords are its options, with their
+    defaults."""
     if runner in DEPRECATED_RUNNERS:
         print(
             f"arena build: --runner {runner} is deprecated, use --runner "
