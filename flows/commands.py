@@ -6,7 +6,6 @@ flows, print the summary and return the exit code. Prefect is imported only when
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import signal
 import sys
@@ -30,6 +29,7 @@ from pipeline.build import (
 )
 from pipeline.cache import default_cache_dir, entries_since
 from samples.generate import demo_library
+from scoring import defaults as score_defaults
 from scoring import score
 
 RUNNERS = ("process", "dask", "local")
@@ -252,12 +252,8 @@ def score_command(
     release: Path,
     preds: Sequence[str],
     out: Path,
-    subset: str = "eval200",
-    alpha: float = 1.0,
-    kappa: float = math.pi,
-    bootstrap: int = 10000,
-    seed: int = 0,
-    workers: int = 1,
+    settings: score.Settings,
+    workers: int = score_defaults.WORKERS,
     prefect: bool | None = None,
     accept_modified: bool = False,
 ) -> int:
@@ -266,28 +262,23 @@ def score_command(
     `prefect`: run as a Prefect flow (None: only when PREFECT_API_URL names a server)."""
     try:
         predictions = score.parse_predictions(preds)
-        score.Settings(
-            subset=subset, alpha=alpha, kappa=kappa, bootstrap=bootstrap, seed=seed
-        ).check()
+        settings.check()
         if not (Path(release) / "manifest" / "objects.parquet").is_file():
             raise score.ScoreError(f"{release} is not a release (no manifest/objects.parquet)")
         if workers < 1:
             raise score.ScoreError(f"--workers must be at least 1, got {workers}")
-        for warning in score.checked_release(release, subset, accept_modified):
+        for warning in score.checked_release(release, settings.subset, accept_modified):
             print(f"arena score: warning: {warning}", file=sys.stderr)
     except score.ScoreError as exc:
         return _fail("score", str(exc), EXIT_USAGE)
-    options = dict(
-        subset=subset, alpha=alpha, kappa=kappa, bootstrap=bootstrap, seed=seed, workers=workers
-    )
     use_flow = bool(os.environ.get("PREFECT_API_URL")) if prefect is None else prefect
     try:
         if use_flow:
             from flows.score import score_flow
 
-            result = score_flow(release, predictions, out, **options)
+            result = score_flow(release, predictions, out, settings, workers)
         else:
-            result = score.score_release(release, predictions, out, **options)
+            result = score.score_release(release, predictions, out, settings, workers)
     except score.ScoreError as exc:
         return _fail("score", str(exc), EXIT_FAILED)
     for method, ids in result.summary["unmatched_predictions"].items():

@@ -10,7 +10,7 @@ from scoring_support import ground_truth, object_ids, with_joint, without_joint,
 
 from flows.commands import build_release
 from pipeline.build import BuildConfig
-from scoring.score import score_release
+from scoring.score import Settings, score_release
 
 pytestmark = pytest.mark.slow
 SOURCES = (
@@ -71,7 +71,10 @@ def test_tree_column_below_e_phi_on_perturbed_corpus_objects(corpus_release, tmp
             _perturbed(ground_truth(corpus_release, object_id), rng), tmp_path / "p", object_id
         )
     result = score_release(
-        corpus_release, {"perturbed": tmp_path / "p"}, tmp_path / "out", subset="all", bootstrap=0
+        corpus_release,
+        {"perturbed": tmp_path / "p"},
+        tmp_path / "out",
+        Settings(subset="all", bootstrap=0),
     )
     scores = result.summary["methods"]["perturbed"]["scores"]
     assert 0 < scores["e_tree"]["mean"] < scores["e_phi"]["mean"] < scores["e_tree_edit"]["mean"]
