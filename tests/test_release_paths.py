@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_library import build_config, local_config
+from hostile_library import build_config
 from verify_assets import door_urdf, mesh, write
 
 
@@ -24,7 +24,7 @@ def machine_paths_in(release: Path, folders: list[Path]) -> list[str]:
     return found
 
 
-def test_a_release_with_rejects_ships_no_path_of_the_build_machine(tmp_path):
+def test_a_release_with_rejects_ships_no_path_of_the_build_machine(builds, tmp_path):
     library = tmp_path / "library"
     write(library / "control", {"door.urdf": door_urdf()})
     write(library / "broken", {"b.urdf": "<robot name='b'>"})
@@ -33,7 +33,7 @@ def test_a_release_with_rejects_ships_no_path_of_the_build_machine(tmp_path):
     sources = tmp_path / "sources.yaml"
     sources.write_text(f"sources:\n  - {{name: lib, format: urdf, path: {library}, license: t}}\n")
     out = tmp_path / "release"
-    config = local_config(sources, out, tmp_path / "cache")
+    config = builds.config(sources, out, tmp_path / "cache")
     result = build_config(config)
     assert {r["code"] for r in result.rejects} == {"xml.truncated", "mesh.missing"}
     assert machine_paths_in(out, [tmp_path]) == []
@@ -44,7 +44,7 @@ def test_the_demo_release_ships_no_path_of_the_build_machine(sample_release, sam
 
 
 @pytest.mark.parametrize("where", ["message", "path"])
-def test_rejects_name_files_relative_to_their_source(tmp_path, where):
+def test_rejects_name_files_relative_to_their_source(builds, tmp_path, where):
     import pyarrow.parquet as pq
 
     library = tmp_path / "library"
@@ -53,7 +53,7 @@ def test_rejects_name_files_relative_to_their_source(tmp_path, where):
     write(library / "nomesh", {"n.urdf": door_urdf(door_geometry=missing)})
     sources = tmp_path / "sources.yaml"
     sources.write_text(f"sources:\n  - {{name: lib, format: urdf, path: {library}, license: t}}\n")
-    config = local_config(sources, tmp_path / "out")
+    config = builds.config(sources, tmp_path / "out")
     build_config(config)
     [row] = pq.read_table(tmp_path / "out" / "manifest" / "rejects.parquet").to_pylist()
     expected = {"message": "<source>/nomesh/missing.obj", "path": "nomesh/n.urdf"}[where]

@@ -8,8 +8,6 @@ import numpy as np
 import pytest
 from scoring_support import ground_truth, object_ids, with_joint, without_joint, write_prediction
 
-from flows.commands import build_release
-from pipeline.build import BuildConfig
 from scoring.score import Settings, score_release
 
 pytestmark = pytest.mark.slow
@@ -25,18 +23,10 @@ SOURCES = (
 
 
 @pytest.fixture(scope="module")
-def corpus_release(corpus_sources, tmp_path_factory):
+def corpus_release(builds, corpus_sources, tmp_path_factory):
     root = tmp_path_factory.mktemp("score_corpus")
-    config = BuildConfig(
-        sources=[corpus_sources[name] for name in SOURCES],
-        out=root / "release",
-        version="score-corpus",
-        runner="local",
-        workers=1,
-        cache_dir=root / "cache",
-        live=False,
-    )
-    build_release(config)
+    sources = [corpus_sources[name] for name in SOURCES]
+    builds.release(sources, root / "release", root / "cache")
     return root / "release"
 
 
