@@ -123,7 +123,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary work folder")
     args = parser.parse_args()
 
-    from scoring.score import score_release
+    from scoring.score import Settings, score_release
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="score_bench_"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -138,9 +138,8 @@ def main() -> None:
                 release,
                 {"method": workdir / "method"},
                 workdir / f"out{workers}",
-                subset="all",
-                bootstrap=10000,
-                workers=workers,
+                Settings(subset="all", bootstrap=10000),
+                workers,
             )
             wall = time.perf_counter() - started
             coverage = result.summary["methods"]["method"]["coverage"]

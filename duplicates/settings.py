@@ -27,7 +27,7 @@ def load_settings(
     sources_file: Path | None, overrides_file: Path | None, source_names: list[str]
 ) -> DuplicateSettings:
     """The DuplicateSettings of a build (both files are schema-checked by their loaders)."""
-    handling = _yaml(sources_file).get("duplicates", "keep")
+    handling = _yaml(sources_file).get("duplicates", DuplicateSettings.handling)
     declared = _yaml(overrides_file).get("duplicates") or {}
 
     def pairs(kind: str) -> tuple[tuple[str, str], ...]:

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import typer
 
+from pipeline import defaults as build_defaults
+from scoring import defaults as score_defaults
+
 app = typer.Typer(
     name="arena",
     help=(
@@ -182,13 +185,17 @@ def build(
         None, "--previous", help="Earlier release to write the CHANGELOG against."
     ),
     batch_size: int = typer.Option(
-        64, "--batch-size", help="Objects per Prefect task (at most 64 tasks per source)."
+        build_defaults.BATCH_SIZE,
+        "--batch-size",
+        help="Objects per Prefect task (at most 64 tasks per source).",
     ),
     workers: int = typer.Option(
-        2, "--workers", help="Worker processes (process, local) or Dask workers (local cluster)."
+        build_defaults.WORKERS,
+        "--workers",
+        help="Worker processes (process, local) or Dask workers (local cluster).",
     ),
     runner: str = typer.Option(
-        "process",
+        build_defaults.RUNNER,
         "--runner",
         help="process (Prefect flows, batches in --workers worker processes), dask, or local "
         "(the same build without Prefect). `thread` is the deprecated name of `process`.",
@@ -268,12 +275,20 @@ def score(
         "--out",
         help="Folder for scores.parquet, summary.json, report.md, plots, worst-objects tables.",
     ),
-    subset: str = typer.Option("eval200", "--subset", help="eval200 or all."),
-    alpha: float = typer.Option(1.0, "--alpha", help="Split-norm weight alpha (1/m)."),
-    kappa: float = typer.Option(3.141592653589793, "--kappa", help="Compactification scale kappa."),
-    bootstrap: int = typer.Option(10000, "--bootstrap", help="Bootstrap resamples."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap random seed."),
-    workers: int = typer.Option(1, "--workers", help="Processes reading and scoring objects."),
+    subset: str = typer.Option(score_defaults.SUBSET, "--subset", help="eval200 or all."),
+    alpha: float = typer.Option(
+        score_defaults.ALPHA, "--alpha", help="Split-norm weight alpha (1/m)."
+    ),
+    kappa: float = typer.Option(
+        score_defaults.KAPPA, "--kappa", help="Compactification scale kappa."
+    ),
+    bootstrap: int = typer.Option(
+        score_defaults.BOOTSTRAP, "--bootstrap", help="Bootstrap resamples."
+    ),
+    seed: int = typer.Option(score_defaults.SEED, "--seed", help="Bootstrap random seed."),
+    workers: int = typer.Option(
+        score_defaults.WORKERS, "--workers", help="Processes reading and scoring objects."
+    ),
     prefect: bool | None = typer.Option(
         None,
         "--prefect/--no-prefect",
@@ -293,17 +308,15 @@ def score(
     method a worst-objects CSV (linking the release's browser) into --out.
     """
     from flows.commands import score_command
+    from scoring.score import Settings
 
+    settings = Settings(subset=subset, alpha=alpha, kappa=kappa, bootstrap=bootstrap, seed=seed)
     raise typer.Exit(
         score_command(
             release=release,
             preds=pred,
             out=out,
-            subset=subset,
-            alpha=alpha,
-            kappa=kappa,
-            bootstrap=bootstrap,
-            seed=seed,
+            settings=settings,
             workers=workers,
             prefect=prefect,
             accept_modified=accept_modified,
@@ -318,8 +331,12 @@ def distance(
     norm: str = typer.Option(
         "split", "--norm", help="split, or kinetic (B's child link moments define the norm)."
     ),
-    alpha: float = typer.Option(1.0, "--alpha", help="Split-norm weight alpha (1/m)."),
-    kappa: float = typer.Option(3.141592653589793, "--kappa", help="Compactification scale kappa."),
+    alpha: float = typer.Option(
+        score_defaults.ALPHA, "--alpha", help="Split-norm weight alpha (1/m)."
+    ),
+    kappa: float = typer.Option(
+        score_defaults.KAPPA, "--kappa", help="Compactification scale kappa."
+    ),
     compact: bool = typer.Option(
         True, "--compact/--no-compact", help="Compactify (E^phi); off needs finite limits."
     ),

@@ -6,7 +6,6 @@ flows, print the summary and return the exit code. Prefect is imported only when
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import signal
 import sys
@@ -19,6 +18,7 @@ from export import release
 from normalize.errors import WriteFailed, write_failure
 from normalize.files import broken_link, empty_folder
 from normalize.sources import load_sources, overrides_file
+from pipeline import defaults as build_defaults
 from pipeline.build import (
     BuildConfig,
     BuildError,
@@ -29,6 +29,7 @@ from pipeline.build import (
 )
 from pipeline.cache import default_cache_dir, entries_since
 from samples.generate import demo_library
+from scoring import defaults as score_defaults
 from scoring import score
 
 RUNNERS = ("process", "dask", "local")
@@ -98,16 +99,16 @@ def build_release(config: BuildConfig) -> BuildResult:
 
 def build_command(
     *,
-    sources: Path | None,
-    out: Path | None,
-    version: str | None,
-    previous: Path | None,
-    batch_size: int,
-    workers: int,
-    runner: str,
-    dask_address: str | None,
-    cache_dir: Path | None,
-    no_cache: bool,
+    sources: Path | None = None,
+    out: Path | None = None,
+    version: str | None = None,
+    previous: Path | None = None,
+    batch_size: int = build_defaults.BATCH_SIZE,
+    workers: int = build_defaults.WORKERS,
+    runner: str = build_defaults.RUNNER,
+    dask_address: str | None = None,
+    cache_dir: Path | None = None,
+    no_cache: bool = False,
     overrides: Path | None = None,
     replace: bool = False,
     accept_modified: bool = False,
@@ -116,7 +117,8 @@ def build_command(
     sources file, options or --previous; --sources without --out), 3 when another build holds
     --out or --out already holds a release and `replace` is not set, 4 when writing the release
     or the cache fails (disk full, over quota, read-only, an I/O error): nothing is published
-    and the objects cached so far stay cached."""
+    and the objects cached so far stay cached. The keywords are its options, with their
+    defaults."""
     if runner in DEPRECATED_RUNNERS:
         print(
             f"arena build: --runner {runner} is deprecated, use --runner "
@@ -250,12 +252,8 @@ def score_command(
     release: Path,
     preds: Sequence[str],
     out: Path,
-    subset: str = "eval200",
-    alpha: float = 1.0,
-    kappa: float = math.pi,
-    bootstrap: int = 10000,
-    seed: int = 0,
-    workers: int = 1,
+    settings: score.Settings,
+    workers: int = score_defaults.WORKERS,
     prefect: bool | None = None,
     accept_modified: bool = False,
 ) -> int:
@@ -264,28 +262,23 @@ def score_command(
     `prefect`: run as a Prefect flow (None: only when PREFECT_API_URL names a server)."""
     try:
         predictions = score.parse_predictions(preds)
-        score.Settings(
-            subset=subset, alpha=alpha, kappa=kappa, bootstrap=bootstrap, seed=seed
-        ).check()
+        settings.check()
         if not (Path(release) / "manifest" / "objects.parquet").is_file():
             raise score.ScoreError(f"{release} is not a release (no manifest/objects.parquet)")
         if workers < 1:
             raise score.ScoreError(f"--workers must be at least 1, got {workers}")
-        for warning in score.checked_release(release, subset, accept_modified):
+        for warning in score.checked_release(release, settings.subset, accept_modified):
             print(f"arena score: warning: {warning}", file=sys.stderr)
     except score.ScoreError as exc:
         return _fail("score", str(exc), EXIT_USAGE)
-    options = dict(
-        subset=subset, alpha=alpha, kappa=kappa, bootstrap=bootstrap, seed=seed, workers=workers
-    )
     use_flow = bool(os.environ.get("PREFECT_API_URL")) if prefect is None else prefect
     try:
         if use_flow:
             from flows.score import score_flow
 
-            result = score_flow(release, predictions, out, **options)
+            result = score_flow(release, predictions, out, settings, workers)
         else:
-            result = score.score_release(release, predictions, out, **options)
+            result = score.score_release(release, predictions, out, settings, workers)
     except score.ScoreError as exc:
         return _fail("score", str(exc), EXIT_FAILED)
     for method, ids in result.summary["unmatched_predictions"].items():

@@ -26,6 +26,7 @@ from export import release
 from flows.commands import EXIT_USAGE
 from flows.progress import BuildProgress
 from normalize.sources import SourcesFileError, load_sources, overrides_file
+from pipeline import defaults
 from pipeline.build import BuildConfig, category_overrides_for
 from pipeline.cache import default_cache_dir
 
@@ -62,7 +63,7 @@ def _run_name() -> str:
 
 
 @flow(name="arena-scheduled-release", flow_run_name=_run_name)
-def scheduled_release(sources: str, out_root: str, workers: int = 2) -> str:
+def scheduled_release(sources: str, out_root: str, workers: int = defaults.WORKERS) -> str:
     """Build the sources into the next version folder of out_root; returns its path."""
     root = Path(out_root)
     root.mkdir(parents=True, exist_ok=True)

@@ -11,14 +11,13 @@ import os
 # Prefect reads its settings when it is imported: set the defaults first.
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
-import math  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from prefect import flow, task  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 
-from scoring import score  # noqa: E402
+from scoring import defaults, score  # noqa: E402
 
 
 @task(name="score-objects", cache_policy=NO_CACHE)
@@ -38,17 +37,11 @@ def score_flow(
     release: Path,
     predictions: dict,
     out: Path,
-    subset: str = "eval200",
-    alpha: float = 1.0,
-    kappa: float = math.pi,
-    bootstrap: int = 10000,
-    seed: int = 0,
-    workers: int = 1,
+    settings: score.Settings,
+    workers: int = defaults.WORKERS,
 ) -> score.ScoreResult:
-    """Prefect flow of `scoring.score.score_release` (same arguments, same outputs)."""
-    settings = score.Settings(
-        subset=subset, alpha=alpha, kappa=kappa, bootstrap=bootstrap, seed=seed
-    )
+    """Prefect flow of `scoring.score.score_release` (its arguments, `settings` required; the
+    same outputs)."""
     settings.check()
     started = time.perf_counter()
     rows = score_objects_task(release, predictions, settings, workers)

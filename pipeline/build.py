@@ -41,7 +41,7 @@ from normalize.workers import (
     hard_seconds,
     shared,
 )
-from pipeline import chain
+from pipeline import chain, defaults
 from pipeline.cache import FORMAT as CACHE_FORMAT
 from pipeline.cache import ObjectCache, ResultStore
 from pipeline.chain import BatchSettings
@@ -109,12 +109,12 @@ class BuildConfig:
     out: Path
     version: str
     previous: Path | None = None
-    batch_size: int = 64
+    batch_size: int = defaults.BATCH_SIZE
     # worker processes computing the objects, each object within its limits; 0: in this
     # process, without per-object limits (tests that patch the stages; the command line
     # needs at least 1)
-    workers: int = 2
-    runner: str = "process"
+    workers: int = defaults.WORKERS
+    runner: str = defaults.RUNNER
     dask_address: str | None = None
     cache_dir: Path | None = None
     overrides: dict[str, str] = field(default_factory=dict)

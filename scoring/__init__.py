@@ -4,6 +4,7 @@
 - `compare`: one predicted object against its ground truth (matching, prior scores, E's).
 - `stats`: means and percentile bootstrap intervals over objects, paired differences.
 - `report`: the Table-4-style Markdown report.
+- `defaults`: the defaults of the settings (`score.Settings`'s and the commands').
 
 `scoring.score` ties them together; see docs/scoring.md.
 """

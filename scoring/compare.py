@@ -294,16 +294,11 @@ def joint_parameters(kin: Kinematics, index) -> JointParameters:
     )
 
 
-def compare(
-    pred: Kinematics,
-    gt: Kinematics,
-    alpha: float = 1.0,
-    kappa: float = np.pi,
-    tau_axis: float = TAU_AXIS,
-    tau_origin: float = TAU_ORIGIN,
-) -> Comparison:
-    """Score `pred` against `gt`: exact E^{phi,tree}_alpha, component pairs, prior scores, E_B."""
-    gram = split_norm(alpha)
+def compare(pred: Kinematics, gt: Kinematics, settings) -> Comparison:
+    """Score `pred` against `gt`: exact E^{phi,tree}_alpha, component pairs, prior scores, E_B.
+    `settings`: a `scoring.score.Settings` (alpha, kappa, tau_axis, tau_origin)."""
+    kappa = settings.kappa
+    gram = split_norm(settings.alpha)
     match = tie_broken(match_trees(pred, gt, gram, kappa), pred, gt, gram, kappa)
     matched = match.pairs
     pairs = matched + fixed_pairs(pred, gt, matched)
@@ -319,7 +314,11 @@ def compare(
     # The skew-line distance is undefined for parallel axes: use the distance between the two
     # parallel lines there (what the error tends to), so exact hinges are not failures.
     scores = component_scores(
-        joint_parameters(pred, p), joint_parameters(gt, g), tau_axis, tau_origin, parallel="line"
+        joint_parameters(pred, p),
+        joint_parameters(gt, g),
+        settings.tau_axis,
+        settings.tau_origin,
+        parallel="line",
     )
     finite = pred.joints.bounded[p] & gt.joints.bounded[g]
     e_b = np.full(len(pairs), np.nan)

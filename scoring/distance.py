@@ -38,6 +38,7 @@ from metric import Joints, component_scores, joint_distance, kinetic_norms, spli
 from normalize.errors import AssetError
 from normalize.files import broken_link
 from scoring.compare import joint_parameters, match_trees, tie_broken
+from scoring.defaults import ALPHA, KAPPA
 from scoring.objects import Kinematics, kinematics, read_any
 
 NORMS = ("split", "kinetic")
@@ -109,7 +110,7 @@ def read_joint_lists(path: Path) -> tuple[Joints, Joints]:
     return prediction, ground_truth
 
 
-def joint_list_distances(path: Path, alpha: float = 1.0, kappa: float = math.pi) -> list[dict]:
+def joint_list_distances(path: Path, alpha: float = ALPHA, kappa: float = KAPPA) -> list[dict]:
     """[{"E": ..., "E_phi": ...}] per pair prediction[i] vs ground_truth[i] under the split
     norm (E is None where a limit is infinite)."""
     prediction, ground_truth = read_joint_lists(path)
@@ -185,7 +186,7 @@ def _unit(norm: str, kappa: float | None) -> str:
 
 
 def object_distance(
-    a: Path, b: Path, norm: str = "split", alpha: float = 1.0, kappa: float | None = math.pi
+    a: Path, b: Path, norm: str = "split", alpha: float = ALPHA, kappa: float | None = KAPPA
 ) -> dict:
     """The exact tree distance from object A to object B with its matching (see the module).
     kappa None: no compactification (every limit must then be finite)."""
@@ -361,8 +362,8 @@ def distance_command(
     a: Path | None,
     b: Path | None,
     norm: str = "split",
-    alpha: float = 1.0,
-    kappa: float = math.pi,
+    alpha: float = ALPHA,
+    kappa: float = KAPPA,
     joints: Path | None = None,
     json_output: bool = False,
     compact: bool = True,

@@ -1,6 +1,6 @@
 """`arena score`: predicted articulated objects against a release's ground truth, Table-4 style.
 
-    score_release(release, predictions, out, ...)      the plain function (no Prefect)
+    score_release(release, predictions, out, settings)  the plain function (no Prefect)
       score_objects     per object and method: read, match exactly, score (scoring.compare)
       summarize         means, bootstrap intervals over objects, paired differences, coverage
       write_outputs     scores.parquet, summary.json, plots, worst-objects tables, report.md
@@ -32,6 +32,7 @@ import schemas
 from normalize.errors import AssetError
 from normalize.files import regular_status
 from normalize.paths import is_inside
+from scoring import defaults
 from scoring.compare import TAU_AXIS, TAU_ORIGIN, compare, object_values
 from scoring.objects import find_entry, kinematics, read_any
 from scoring.plots import distribution_plot, supercategory_plot
@@ -124,11 +125,13 @@ class ScoreError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
-    subset: str = "eval200"
-    alpha: float = 1.0
-    kappa: float = math.pi
-    bootstrap: int = 10000
-    seed: int = 0
+    """What a score depends on (summary.json's settings); the defaults are `arena score`'s."""
+
+    subset: str = defaults.SUBSET
+    alpha: float = defaults.ALPHA
+    kappa: float = defaults.KAPPA
+    bootstrap: int = defaults.BOOTSTRAP
+    seed: int = defaults.SEED
     tau_axis: float = TAU_AXIS
     tau_origin: float = TAU_ORIGIN
     confidence: float = CONFIDENCE
@@ -309,9 +312,7 @@ def score_object(gt_row: dict, release: Path, predictions: Mapping[str, Path], s
         if pred is None:
             row.update(gen=False, error_code=detail, error_message=message)
         else:
-            comparison = compare(
-                pred, gt, settings.alpha, settings.kappa, settings.tau_axis, settings.tau_origin
-            )
+            comparison = compare(pred, gt, settings)
             row.update(object_values(comparison, pred, gt))
             row.update(gen=True, error_code=None, error_message=None, prediction_file=detail)
         rows.append(row)
@@ -326,7 +327,10 @@ def _score_chunk(args) -> list[dict]:
 
 
 def score_objects(
-    release: Path, predictions: Mapping[str, Path], settings: Settings, workers: int = 1
+    release: Path,
+    predictions: Mapping[str, Path],
+    settings: Settings,
+    workers: int = defaults.WORKERS,
 ) -> list[dict]:
     """Rows for every object of the subset and every method, sorted by (method, object_id).
     `workers` > 1 spreads the objects over that many processes."""
@@ -552,20 +556,14 @@ def score_release(
     release: Path,
     predictions: Mapping[str, Path],
     out: Path,
-    *,
-    subset: str = "eval200",
-    alpha: float = 1.0,
-    kappa: float = math.pi,
-    bootstrap: int = 10000,
-    seed: int = 0,
-    workers: int = 1,
+    settings: Settings = Settings(),
+    workers: int = defaults.WORKERS,
 ) -> ScoreResult:
     """Score every method's predictions against the release and write the outputs into `out`.
 
     predictions: {method name: folder with one sub-folder per object id}. Raises ScoreError
     for unusable inputs; a missing or unreadable prediction is a failed output, not an error.
     """
-    settings = Settings(subset=subset, alpha=alpha, kappa=kappa, bootstrap=bootstrap, seed=seed)
     settings.check()
     started = time.perf_counter()
     rows = score_objects(release, predictions, settings, workers=workers)

@@ -7,8 +7,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from pipeline.build import BuildConfig, BuildResult
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -78,24 +82,63 @@ def sample_library(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.fixture(scope="session")
-def sample_release(sample_library, tmp_path_factory) -> Path:
-    """The release of the sample library, built once per session in this process with
-    `flows.commands.build_release` (no Prefect, no cache, version "test"). Read-only."""
-    from flows.commands import build_release
-    from normalize.sources import load_sources
-    from pipeline.build import BuildConfig
+#: What a test build is unless the test says otherwise: without Prefect, in one worker process.
+TEST_BUILD = {"version": "test", "runner": "local", "workers": 1}
 
+
+def _sources_file(sources: Path) -> Path:
+    """A sources file, or the sources.yaml of a library folder."""
+    return sources / "sources.yaml" if sources.is_dir() else sources
+
+
+class Builds:
+    """The tests' builds (the `builds` fixture): TEST_BUILD, no cache (`cache_dir` None) and no
+    live display, unless a test says otherwise. `sources`: a library folder (its sources.yaml),
+    a sources file, or a list of SourceConfig (`config` and `release` only)."""
+
+    def config(self, sources, out: Path, cache_dir: Path | None = None, **fields) -> BuildConfig:
+        """The BuildConfig of the build; `fields`: its other fields."""
+        from normalize.sources import load_sources
+        from pipeline.build import BuildConfig
+
+        if not isinstance(sources, list):
+            sources = load_sources(_sources_file(Path(sources)))
+        fields = {**TEST_BUILD, "live": False, **fields}
+        return BuildConfig(sources=sources, out=out, cache_dir=cache_dir, **fields)
+
+    def release(self, sources, out: Path, cache_dir: Path | None = None, **fields) -> BuildResult:
+        """The build as `flows.commands.build_release` runs it: its BuildResult."""
+        from flows.commands import build_release
+
+        return build_release(self.config(sources, out, cache_dir, **fields))
+
+    def command(self, sources: Path, out: Path, cache_dir: Path | None = None, **options) -> int:
+        """The build as `arena build` (`flows.commands.build_command`; `options`: its other
+        keywords): its exit code."""
+        from flows.commands import build_command
+
+        return build_command(
+            sources=_sources_file(Path(sources)),
+            out=out,
+            cache_dir=cache_dir,
+            no_cache=cache_dir is None,
+            **{**TEST_BUILD, **options},
+        )
+
+
+@pytest.fixture(scope="session")
+def builds() -> Builds:
+    """How the tests build a release (`Builds`): as a config, in this process, or as `arena
+    build`."""
+    return Builds()
+
+
+@pytest.fixture(scope="session")
+def sample_release(sample_library, tmp_path_factory, builds) -> Path:
+    """The release of the sample library, built once per session in this process (`builds`:
+    no Prefect, no cache, version "test"). Read-only."""
     out = tmp_path_factory.mktemp("sample_release") / "release"
-    config = BuildConfig(
-        sources=load_sources(sample_library / "sources.yaml"),
-        out=out,
-        version="test",
-        runner="local",
-        workers=1,
-        live=False,
-    )
-    build_release(config)
+    builds.release(sample_library, out)
     return out
 
 

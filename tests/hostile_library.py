@@ -34,9 +34,8 @@ import yaml
 from test_verify_hostile import HOSTILE, TWO_LINKS, joint, make_hostile, robot
 from verify_assets import CUBE_OBJ, box, door_urdf, mesh, write
 
-from flows.commands import build_command, build_release
+from flows.commands import build_release
 from normalize.sources import load_sources
-from pipeline.build import BuildConfig
 from samples.generate import generate_library
 
 #: What every hostile case must stay within (issue 20): the command's wall clock, on 2 cores,
@@ -228,8 +227,6 @@ def confined(roots: list[Path], out: Path, cache_dir: Path | None, reads: list[P
 
 
 def _sources_of(sources: Path) -> list:
-    from normalize.sources import load_sources
-
     try:
         return load_sources(sources)
     except Exception:  # a hostile sources file, refused by the build itself
@@ -240,38 +237,14 @@ def _roots(configs) -> list[Path]:
     return [r for c in configs for r in (c.path, *c.package_roots)]
 
 
-def build(sources: Path, out: Path, cache_dir: Path | None, **options) -> int:
-    """`arena build` (flows.commands.build_command) of `sources` into `out`, within the
-    bounds and `confined`; its exit code. options: version, previous, overrides, replace,
-    workers..."""
-    settings = {
-        "version": "t",
-        "previous": None,
-        "batch_size": 8,
-        "workers": 1,
-        "runner": "local",
-        "dask_address": None,
-        "no_cache": cache_dir is None,
-        **options,
-    }
-    reads = [sources] + [settings[k] for k in ("previous", "overrides") if settings.get(k)]
+def build(builds, sources: Path, out: Path, cache_dir: Path | None, **options) -> int:
+    """`arena build` of the sources file `sources` into `out` as the tests make it
+    (`builds.command`, in batches of 8 objects), within the bounds and `confined`; its exit
+    code. options: version, previous, overrides, replace, workers..."""
+    reads = [sources] + [options[k] for k in ("previous", "overrides") if options.get(k)]
     roots = _roots(_sources_of(sources)) or [Path(sources).parent / "none"]
     with confined(roots, out, cache_dir, reads), bounded(f"the build of {sources}"):
-        return build_command(sources=sources, out=out, cache_dir=cache_dir, **settings)
-
-
-def local_config(sources: Path, out: Path, cache_dir: Path | None = None) -> BuildConfig:
-    """The configuration of a build of the sources file `sources` without Prefect, in this
-    process and one worker, version "t"."""
-    return BuildConfig(
-        sources=load_sources(sources),
-        out=out,
-        version="t",
-        runner="local",
-        workers=1,
-        cache_dir=cache_dir,
-        live=False,
-    )
+        return builds.command(sources, out, cache_dir, **{"batch_size": 8, **options})
 
 
 def build_config(config, seconds: float = MAX_SECONDS, confine: bool = True):

@@ -24,7 +24,6 @@ from duplicates.keys import candidate_pairs, cheap_match, unit_factor
 from duplicates.motion import could_agree, in_lengths, joint_tree, motion_evidence
 from duplicates.stage import canonical_rank
 from export.selection import EVAL_SIZE, assign_splits
-from flows.commands import build_command
 from pipeline.build import PairJobsInWorkers, WorkerPool
 from pipeline.cache import ResultStore
 from samples.generate import generate_library
@@ -247,20 +246,10 @@ def test_e_tree_after_yaw_and_scale_and_for_welded_joints():
 
 
 # --------------------------------------------------------------------------- builds
-def _build(library: Path, out: Path, cache: Path, sources: Path | None = None) -> Path:
-    code = build_command(
-        sources=sources or library / "sources.yaml",
-        out=out,
-        version="t",
-        previous=None,
-        batch_size=16,
-        workers=2,
-        runner="local",
-        dask_address=None,
-        cache_dir=cache,
-        no_cache=False,
-    )
-    assert code == 0
+def _build(builds, sources: Path, out: Path, cache: Path) -> Path:
+    """`arena build` of `sources` (a library folder or a sources file) into `out`, in batches
+    of 16 objects on 2 worker processes."""
+    assert builds.command(sources, out, cache, batch_size=16, workers=2) == 0
     return out
 
 
@@ -277,11 +266,11 @@ def _clusters(release: Path) -> dict[str, set]:
 
 
 @pytest.fixture(scope="module")
-def twin_library(tmp_path_factory):
+def twin_library(builds, tmp_path_factory):
     """A generated library with planted twins, built once (keep-and-flag)."""
     root = tmp_path_factory.mktemp("twins")
     generate_library(root / "library", n=60, seed=9, twins=0.35)
-    _build(root / "library", root / "keep", root / "cache")
+    _build(builds, root / "library", root / "keep", root / "cache")
     return root
 
 
@@ -440,14 +429,10 @@ def _sources_with(root: Path, name: str, **extra) -> Path:
     return path
 
 
-def test_move_out_lists_every_duplicate_with_its_canonical_id(twin_library):
+def test_move_out_lists_every_duplicate_with_its_canonical_id(builds, twin_library):
     root = twin_library
-    release = _build(
-        root / "library",
-        root / "moved",
-        root / "cache",
-        _sources_with(root, "moved", duplicates="move_out"),
-    )
+    sources = _sources_with(root, "moved", duplicates="move_out")
+    release = _build(builds, sources, root / "moved", root / "cache")
     clusters = _clusters(root / "keep")
     objects = {o["object_id"] for o in _table(release, "objects")}
     rejects = {r["object_id"]: r for r in _table(release, "rejects")}
@@ -464,7 +449,7 @@ def test_move_out_lists_every_duplicate_with_its_canonical_id(twin_library):
     assert info["counts"]["accepted"] == len(objects)
 
 
-def test_curator_overrides_are_decisions(twin_library):
+def test_curator_overrides_are_decisions(builds, twin_library):
     root = twin_library
     clusters = _clusters(root / "keep")
     a, b = sorted(next(m for m in clusters.values() if len(m) == 2))
@@ -480,12 +465,8 @@ def test_curator_overrides_are_decisions(twin_library):
             {"version": 1, "overrides": {}, "duplicates": {"same": [[x, y]], "distinct": [[a, b]]}}
         )
     )
-    release = _build(
-        root / "library",
-        root / "overrides",
-        root / "cache",
-        _sources_with(root, "overridden", overrides=str(overrides)),
-    )
+    sources = _sources_with(root, "overridden", overrides=str(overrides))
+    release = _build(builds, sources, root / "overrides", root / "cache")
     after = _clusters(release)
     assert not any({a, b} <= m for m in after.values())
     rows = _table(release, "duplicates")
@@ -500,10 +481,10 @@ def test_curator_overrides_are_decisions(twin_library):
     }
 
 
-def test_same_input_gives_byte_identical_duplicates_manifest(twin_library):
+def test_same_input_gives_byte_identical_duplicates_manifest(builds, twin_library):
     root = twin_library
-    again = _build(root / "library", root / "again", root / "cache")
-    cold = _build(root / "library", root / "cold", root / "cold-cache")
+    again = _build(builds, root / "library", root / "again", root / "cache")
+    cold = _build(builds, root / "library", root / "cold", root / "cold-cache")
     first = (root / "keep" / "manifest" / "duplicates.parquet").read_bytes()
     assert (again / "manifest" / "duplicates.parquet").read_bytes() == first
     assert (cold / "manifest" / "duplicates.parquet").read_bytes() == first
@@ -512,7 +493,7 @@ def test_same_input_gives_byte_identical_duplicates_manifest(twin_library):
     ).read_bytes()
 
 
-def test_twins_turned_by_any_yaw_are_found_and_near_misses_are_not(tmp_path, monkeypatch):
+def test_twins_turned_by_any_yaw_are_found_and_near_misses_are_not(builds, tmp_path, monkeypatch):
     """Twins turned about z by angles that are no quarter turns (their boxes, and so their
     placements, differ from the original's) join their originals; the near-misses, turned or
     not, do not."""
@@ -521,7 +502,7 @@ def test_twins_turned_by_any_yaw_are_found_and_near_misses_are_not(tmp_path, mon
     monkeypatch.setattr(samples.twins, "DUPLICATE_VARIANTS", ("any_yaw",))
     monkeypatch.setattr(samples.twins, "NEAR_MISS_VARIANTS", NEAR_MISS_VARIANTS)
     generate_library(tmp_path / "library", n=44, seed=3, twins=0.45)
-    _build(tmp_path / "library", tmp_path / "keep", tmp_path / "cache")
+    _build(builds, tmp_path / "library", tmp_path / "keep", tmp_path / "cache")
     truth, near = _truth(tmp_path)
     twins = json.loads((tmp_path / "library" / "twins.json").read_text())["twins"]
     turned = [t for t in twins if t["variant"] == "any_yaw"]

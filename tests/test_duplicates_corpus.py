@@ -11,9 +11,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from normalize.sources import load_sources
-from pipeline.build import BuildConfig, build_locally
-
 pytestmark = pytest.mark.slow
 
 SOURCES = Path(__file__).parent / "corpus_overlaps_sources.yaml"
@@ -45,18 +42,9 @@ GROUPS = {
 
 
 @pytest.fixture(scope="module")
-def overlaps_release(corpus, tmp_path_factory):
+def overlaps_release(corpus, tmp_path_factory, builds):
     root = tmp_path_factory.mktemp("overlaps")
-    config = BuildConfig(
-        sources=load_sources(SOURCES),
-        out=root / "release",
-        version="overlaps",
-        runner="local",
-        workers=2,
-        cache_dir=root / "cache",
-        live=False,
-    )
-    result = build_locally(config)
+    result = builds.release(SOURCES, root / "release", root / "cache", workers=2)
     return root / "release", result
 
 

@@ -15,28 +15,14 @@ import pyarrow.parquet as pq
 import pytest
 from test_faults_kill import Build
 
-from flows.commands import EXIT_LOCKED, build_release
-from normalize.sources import load_sources
+from flows.commands import EXIT_LOCKED
 from pipeline import chain
-from pipeline.build import BuildConfig
 
 pytestmark = pytest.mark.slow
 
 
-def config(library, out, cache):
-    return BuildConfig(
-        sources=load_sources(library / "sources.yaml"),
-        out=out,
-        version="faults",
-        runner="local",
-        workers=0,  # in this process: the faults are patched in
-        cache_dir=cache,
-        live=False,
-    )
-
-
 def test_a_source_unreadable_mid_build_gives_rejections_that_are_not_cached(
-    sample_library, tmp_path, monkeypatch
+    builds, sample_library, tmp_path, monkeypatch
 ):
     """Once the first object of sample_urdf is being computed, reading any file of that source
     fails with a permission error (as after a chmod or a lost mount). Its objects are rejected
@@ -70,7 +56,8 @@ def test_a_source_unreadable_mid_build_gives_rejections_that_are_not_cached(
     monkeypatch.setattr(io, "open", guarded_open)
     monkeypatch.setattr(os, "open", guarded_os_open)
     cache = tmp_path / "cache"
-    first = build_release(config(sample_library, tmp_path / "first", cache))
+    # workers=0: the objects are computed in this process, where the faults are patched in
+    first = builds.release(sample_library, tmp_path / "first", cache, workers=0)
     monkeypatch.undo()
 
     by_source = {s["name"]: s for s in first.info["sources"]}
@@ -84,7 +71,7 @@ def test_a_source_unreadable_mid_build_gives_rejections_that_are_not_cached(
     assert all(s["accepted"] == s["discovered"] for s in others)
     assert first.internal_errors == []
 
-    second = build_release(config(sample_library, tmp_path / "second", cache))
+    second = builds.release(sample_library, tmp_path / "second", cache, workers=0)
     urdf_ids = sorted(r["object_id"] for r in _objects(tmp_path / "second", "sample_urdf"))
     assert second.computed == urdf_ids, "only the unreadable objects are recomputed"
     assert second.info["counts"]["accepted"] == second.info["counts"]["discovered"]

@@ -23,9 +23,6 @@ import psutil
 import pytest
 
 from export import release
-from flows.commands import build_release
-from normalize.sources import load_sources
-from pipeline.build import BuildConfig
 from pipeline.cache import ObjectCache
 from samples.generate import generate_library
 
@@ -44,18 +41,10 @@ def library(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def reference(library, tmp_path_factory) -> str:
+def reference(builds, library, tmp_path_factory) -> str:
     """The content hash of an uninterrupted build (no cache)."""
     out = tmp_path_factory.mktemp("kill_reference") / "release"
-    config = BuildConfig(
-        sources=load_sources(library / "sources.yaml"),
-        out=out,
-        version="kill",
-        runner="local",
-        workers=2,
-        live=False,
-    )
-    return build_release(config).content_hash
+    return builds.release(library, out, version="kill", workers=2).content_hash
 
 
 def _with_ctrl_c_as_a_terminal_gives_it() -> None:

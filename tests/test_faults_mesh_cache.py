@@ -11,11 +11,8 @@ import pytest
 import trimesh
 from verify_assets import CUBE_OBJ
 
-from flows.commands import build_release
 from normalize import meshes
 from normalize.model import Geometry
-from normalize.sources import load_sources
-from pipeline.build import BuildConfig
 from pipeline.cache import ObjectCache
 from pipeline.chain import MESH_CACHE
 
@@ -115,32 +112,21 @@ def test_gltf_is_not_stored(tmp_path):
 
 
 def test_rebuild_after_a_code_change_reuses_the_store_and_gives_the_same_release(
-    sample_library, tmp_path, monkeypatch
+    builds, sample_library, tmp_path, monkeypatch
 ):
     """The object cache is keyed by the code, so a code change recomputes every object; the
     mesh store is not, and the recomputed release is the same."""
     cache = tmp_path / "cache"
 
-    def build(out):
-        config = BuildConfig(
-            sources=load_sources(sample_library / "sources.yaml"),
-            out=tmp_path / out,
-            version="test",
-            runner="local",
-            workers=0,  # in this process: the stages are patched
-            cache_dir=cache,
-            live=False,
-        )
-        return build_release(config)
-
     meshes.clear_cache()
-    first = build("first")
+    # workers=0: the objects are computed in this process, where the stages are patched
+    first = builds.release(sample_library, tmp_path / "first", cache, workers=0)
     assert any((cache / MESH_CACHE).rglob("*.arrays"))
     shutil.rmtree(ObjectCache(cache).root)  # what a code change does to the object cache
     meshes.clear_cache()
     monkeypatch.setattr(meshes.loading, "_parse", _refuse)
     monkeypatch.setattr(meshes.mass, "_computed_mass", _refuse)
-    second = build("second")
+    second = builds.release(sample_library, tmp_path / "second", cache, workers=0)
     assert len(second.computed) == first.info["counts"]["discovered"]
     assert second.internal_errors == []
     assert second.content_hash == first.content_hash

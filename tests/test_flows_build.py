@@ -17,9 +17,9 @@ from verify_assets import door_urdf, write
 import schemas
 from export import release
 from export.manifests import TABLES
-from flows.commands import EXIT_LOCKED, EXIT_OK, EXIT_USAGE, build_command, build_release
+from flows.commands import EXIT_LOCKED, EXIT_OK, EXIT_USAGE
 from normalize.sources import load_sources
-from pipeline.build import AccountingError, BuildConfig, SourceRun, check_accounting, plan_batches
+from pipeline.build import AccountingError, SourceRun, check_accounting, plan_batches
 from pipeline.cache import ObjectCache
 
 
@@ -31,14 +31,6 @@ def own_library(sample_library, tmp_path) -> Path:
     return copy
 
 
-def config(library: Path, out: Path, cache: Path | None, **kwargs) -> BuildConfig:
-    defaults = dict(version="test", runner="local", workers=1, live=False)
-    defaults.update(kwargs)
-    return BuildConfig(
-        sources=load_sources(library / "sources.yaml"), out=out, cache_dir=cache, **defaults
-    )
-
-
 def rejects(out: Path) -> list[dict]:
     return pq.read_table(out / "manifest" / "rejects.parquet").to_pylist()
 
@@ -48,10 +40,10 @@ def manifests(out: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="session")
-def demo_release(sample_library, tmp_path_factory):
+def demo_release(builds, sample_library, tmp_path_factory):
     """A cold build of the demo library with a fresh cache (shared by read-only tests)."""
     root = tmp_path_factory.mktemp("demo_release")
-    result = build_release(config(sample_library, root / "release", root / "cache"))
+    result = builds.release(sample_library, root / "release", root / "cache")
     return result, root
 
 
@@ -103,29 +95,31 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
 
 
 def test_warm_rebuild_reuses_every_object_and_gives_identical_manifests(
-    demo_release, sample_library
+    builds, demo_release, sample_library
 ):
     result, root = demo_release
     assert result.cached == 0 and len(result.computed) == 40
-    warm = build_release(config(sample_library, root / "warm", root / "cache"))
+    warm = builds.release(sample_library, root / "warm", root / "cache")
     assert warm.cached == 40 and warm.computed == []
     assert manifests(root / "warm") == manifests(root / "release")
     assert warm.content_hash == result.content_hash
     assert release.verify_checksums(root / "warm") == []
 
 
-def test_worker_processes_give_the_same_manifests(demo_release, sample_library, tmp_path):
+def test_worker_processes_give_the_same_manifests(builds, demo_release, sample_library, tmp_path):
     """Objects computed in spawned worker processes (other hash seeds, fresh mesh caches)
     give byte-identical manifests."""
     _, root = demo_release
-    result = build_release(config(sample_library, tmp_path / "parallel", None, workers=2))
+    result = builds.release(sample_library, tmp_path / "parallel", workers=2)
     assert len(result.computed) == 40
     assert manifests(tmp_path / "parallel") == manifests(root / "release")
 
 
-def test_editing_one_mesh_recomputes_exactly_the_objects_that_read_it(own_library, tmp_path):
+def test_editing_one_mesh_recomputes_exactly_the_objects_that_read_it(
+    builds, own_library, tmp_path
+):
     cache = tmp_path / "cache"
-    first = build_release(config(own_library, tmp_path / "r1", cache))
+    first = builds.release(own_library, tmp_path / "r1", cache)
     assert len(first.computed) == 40
     mesh = next(p for p in sorted((own_library / "sample_urdf").rglob("*.obj")))
     users = [
@@ -136,7 +130,7 @@ def test_editing_one_mesh_recomputes_exactly_the_objects_that_read_it(own_librar
     assert users, f"no object recorded {mesh}"
     with open(mesh, "a") as f:
         f.write("# edited\n")
-    second = build_release(config(own_library, tmp_path / "r2", cache))
+    second = builds.release(own_library, tmp_path / "r2", cache)
     assert second.computed == sorted(users)
     assert second.cached == 40 - len(users)
 
@@ -150,22 +144,22 @@ def _inputs_by_object(cache: Path) -> dict[str, set[str]]:
     return out
 
 
-def test_corrupted_cache_entries_are_recomputed(own_library, tmp_path):
+def test_corrupted_cache_entries_are_recomputed(builds, own_library, tmp_path):
     cache = tmp_path / "cache"
-    first = build_release(config(own_library, tmp_path / "r1", cache))
+    first = builds.release(own_library, tmp_path / "r1", cache)
     entries = sorted((ObjectCache(cache).root / "entries").glob("*/*/files/*.urdf"))
     assert entries[0].stat().st_mode & 0o777 == 0o444, "shared files are read-only"
     entries[0].chmod(0o644)
     entries[0].write_text("<robot name='tampered'/>")  # hard-linked: the release sees it too
     jsons = sorted((ObjectCache(cache).root / "entries").glob("*/*/entry.json"))
     jsons[1].write_bytes(jsons[1].read_bytes()[:100])  # truncated
-    second = build_release(config(own_library, tmp_path / "r2", cache))
+    second = builds.release(own_library, tmp_path / "r2", cache)
     assert len(second.computed) == 2
     assert second.content_hash == first.content_hash
     assert release.verify_checksums(tmp_path / "r2") == []
 
 
-def test_a_source_vanishing_mid_build_gives_rejections(own_library, tmp_path, monkeypatch):
+def test_a_source_vanishing_mid_build_gives_rejections(builds, own_library, tmp_path, monkeypatch):
     """Objects whose files disappear after discovery are rejected with a reason; the rest of
     the release is built and the accounting holds."""
     from pipeline import chain
@@ -179,7 +173,7 @@ def test_a_source_vanishing_mid_build_gives_rejections(own_library, tmp_path, mo
         return original(candidate, settings, cache)
 
     monkeypatch.setattr(chain, "computed_outcome", vanish_then_compute)
-    result = build_release(config(own_library, tmp_path / "out", None, workers=0))  # patched
+    result = builds.release(own_library, tmp_path / "out", workers=0)  # patched
     info = result.info
     mjcf = next(s for s in info["sources"] if s["name"] == "sample_mjcf")
     assert mjcf["discovered"] == 9 and mjcf["rejected"] == 9 and mjcf["accepted"] == 0
@@ -191,7 +185,7 @@ def test_a_source_vanishing_mid_build_gives_rejections(own_library, tmp_path, mo
 
 
 def test_failed_build_leaves_the_earlier_release_untouched(
-    demo_release, sample_library, tmp_path, monkeypatch
+    builds, demo_release, sample_library, tmp_path, monkeypatch
 ):
     _, root = demo_release
     out = tmp_path / "release"
@@ -203,22 +197,22 @@ def test_failed_build_leaves_the_earlier_release_untouched(
 
     monkeypatch.setattr(release, "write_checksums", broken)
     with pytest.raises(OSError, match="disk full"):
-        build_release(config(sample_library, out, root / "cache", replace=True))
+        builds.release(sample_library, out, root / "cache", replace=True)
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["release"], "no staging, no lock"
 
 
-def test_changelog_against_previous(own_library, tmp_path):
+def test_changelog_against_previous(builds, own_library, tmp_path):
     cache = tmp_path / "cache"
-    build_release(config(own_library, tmp_path / "v1", cache))
+    builds.release(own_library, tmp_path / "v1", cache)
     removed, edited = sorted(p.name for p in (own_library / "sample_urdf").iterdir())[:2]
     shutil.rmtree(own_library / "sample_urdf" / removed)
     mesh = next((own_library / "sample_urdf" / edited).rglob("*.obj"))
     with open(mesh, "a") as f:
         f.write("v 0 0 0\n")
-    result = build_release(
-        config(own_library, tmp_path / "v2", cache, version="2.0", previous=tmp_path / "v1")
+    result = builds.release(
+        own_library, tmp_path / "v2", cache, version="2.0", previous=tmp_path / "v1"
     )
     log = (tmp_path / "v2" / "CHANGELOG.md").read_text()
     assert "## 2.0 (against test)" in log
@@ -250,54 +244,39 @@ def test_plan_batches():
     assert len(batches) == 64 and sum(len(b) for b in batches) == 20_000
 
 
-def command(library, out, **kwargs):
-    args = dict(
-        sources=library / "sources.yaml",
-        out=out,
-        version="test",
-        previous=None,
-        batch_size=64,
-        workers=1,
-        runner="local",
-        dask_address=None,
-        cache_dir=None,
-        no_cache=True,
-    )
-    args.update(kwargs)
-    return build_command(**args)
-
-
-def test_command_usage_errors(sample_library, tmp_path, capsys):
-    assert command(sample_library, tmp_path / "o", runner="spark") == EXIT_USAGE
+def test_command_usage_errors(builds, sample_library, tmp_path, capsys):
+    assert builds.command(sample_library, tmp_path / "o", runner="spark") == EXIT_USAGE
     assert "--runner" in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"
     bad.write_text("sources: [{name: x}]\n")
-    assert command(sample_library, tmp_path / "o", sources=bad) == EXIT_USAGE
+    assert builds.command(bad, tmp_path / "o") == EXIT_USAGE
     assert "problem" in capsys.readouterr().err
-    assert command(sample_library, tmp_path / "o", previous=tmp_path) == EXIT_USAGE
+    assert builds.command(sample_library, tmp_path / "o", previous=tmp_path) == EXIT_USAGE
     assert "not a release" in capsys.readouterr().err
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "notes.txt").write_text("keep me")
-    assert command(sample_library, precious) == EXIT_USAGE
+    assert builds.command(sample_library, precious) == EXIT_USAGE
     assert (precious / "notes.txt").read_text() == "keep me"
-    assert command(sample_library, tmp_path / "o", batch_size=0) == EXIT_USAGE
+    assert builds.command(sample_library, tmp_path / "o", batch_size=0) == EXIT_USAGE
     data = yaml.safe_load((sample_library / "sources.yaml").read_text())
     for entry in data["sources"]:
         entry["path"] = str(sample_library / entry["path"])
     data["sources"][0]["overrides"] = {"anything": "not_a_category"}
     bad_overrides = tmp_path / "overrides_sources.yaml"
     bad_overrides.write_text(yaml.safe_dump(data))
-    assert command(sample_library, tmp_path / "o", sources=bad_overrides) == EXIT_USAGE
+    assert builds.command(bad_overrides, tmp_path / "o") == EXIT_USAGE
     assert "not_a_category" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
 def test_the_old_runner_name_still_works_and_says_it_is_deprecated(
-    sample_library, tmp_path, capsys
+    builds, sample_library, tmp_path, capsys
 ):
     # batch size 0 stops the command after the runner is read, before any build starts
-    assert command(sample_library, tmp_path / "o", runner="thread", batch_size=0) == EXIT_USAGE
+    assert (
+        builds.command(sample_library, tmp_path / "o", runner="thread", batch_size=0) == EXIT_USAGE
+    )
     err = capsys.readouterr().err
     assert "--runner thread is deprecated, use --runner process" in err
     assert "--batch-size and --workers must be at least 1" in err
@@ -320,54 +299,60 @@ def test_arena_version_names_the_project_convention_and_taxonomy_versions():
     )
 
 
-def test_command_refuses_a_locked_out_and_builds_otherwise(sample_library, tmp_path, capsys):
+def test_command_refuses_a_locked_out_and_builds_otherwise(
+    builds, sample_library, tmp_path, capsys
+):
     out = tmp_path / "release"
     with release.build_lock(out):
-        assert command(sample_library, out) == EXIT_LOCKED
+        assert builds.command(sample_library, out) == EXIT_LOCKED
         assert "already writing" in capsys.readouterr().err
     assert not out.exists()
-    assert command(sample_library, out) == EXIT_OK
+    assert builds.command(sample_library, out) == EXIT_OK
     text = capsys.readouterr().out
     assert f"written to {out.absolute()}" in text and "40 discovered" in text
 
 
-def test_an_existing_release_is_replaced_only_with_replace(demo_release, sample_library, tmp_path):
+def test_an_existing_release_is_replaced_only_with_replace(
+    builds, demo_release, sample_library, tmp_path
+):
     _, root = demo_release
     out = tmp_path / "release"
     shutil.copytree(root / "release", out)
     before = (out / "release.json").read_bytes()
     with pytest.raises(release.ReleaseExists, match="--replace"):
-        build_release(config(sample_library, out, root / "cache"))
+        builds.release(sample_library, out, root / "cache")
     assert (out / "release.json").read_bytes() == before, "refused under the lock too"
     cache = root / "cache"
-    assert command(sample_library, out, cache_dir=cache, no_cache=False) == EXIT_LOCKED == 3
+    assert builds.command(sample_library, out, cache) == EXIT_LOCKED == 3
     assert (out / "release.json").read_bytes() == before
-    assert command(sample_library, out, cache_dir=cache, no_cache=False, replace=True) == EXIT_OK
+    assert builds.command(sample_library, out, cache, replace=True) == EXIT_OK
     assert (out / "release.json").read_bytes() != before
 
 
-def test_versions_are_unique_per_day(sample_library, tmp_path, capsys):
+def test_versions_are_unique_per_day(builds, sample_library, tmp_path, capsys):
     today = release.default_version()
     first, second, third = (tmp_path / "releases" / n for n in ("a", "b", "c"))
     cache = tmp_path / "cache"
-    kwargs = dict(version=None, cache_dir=cache, no_cache=False)
-    assert command(sample_library, first, **kwargs) == EXIT_OK
+    kwargs = dict(version=None)
+    assert builds.command(sample_library, first, cache, **kwargs) == EXIT_OK
     assert release.read_release(first)["version"] == today
-    assert command(sample_library, second, previous=first, **kwargs) == EXIT_OK
+    assert builds.command(sample_library, second, cache, previous=first, **kwargs) == EXIT_OK
     assert release.read_release(second)["version"] == f"{today}-2"
     assert f"## {today}-2 (against {today})" in (second / "CHANGELOG.md").read_text()
-    assert command(sample_library, first, replace=True, **kwargs) == EXIT_OK
+    assert builds.command(sample_library, first, cache, replace=True, **kwargs) == EXIT_OK
     assert release.read_release(first)["version"] == f"{today}-3", "distinct from both"
     capsys.readouterr()
-    assert command(sample_library, third, previous=second, version=f"{today}-2") == EXIT_USAGE
+    assert (
+        builds.command(sample_library, third, previous=second, version=f"{today}-2") == EXIT_USAGE
+    )
     assert "its own version" in capsys.readouterr().err
     assert release.unique_version({"2026.01.02", "2026.01.02-2"}, dt.date(2026, 1, 2)) == (
         "2026.01.02-3"
     )
 
 
-def test_out_is_required_with_sources(sample_library, capsys):
-    assert command(sample_library, None) == EXIT_USAGE
+def test_out_is_required_with_sources(builds, sample_library, capsys):
+    assert builds.command(sample_library, None) == EXIT_USAGE
     assert "--out is required with --sources" in capsys.readouterr().err
 
 
@@ -406,25 +391,24 @@ def test_release_opens_in_pandas_pyarrow_duckdb_and_polars(demo_release):
     assert twist_x == joints.sort_values(["object_id", "joint_index"])["twist"].iloc[0][0]
 
 
-def test_category_override_recomputes_only_its_object(own_library, tmp_path, capsys):
+def test_category_override_recomputes_only_its_object(builds, own_library, tmp_path, capsys):
     cache = tmp_path / "cache"
-    first = build_release(config(own_library, tmp_path / "r1", cache))
+    first = builds.release(own_library, tmp_path / "r1", cache)
     target = "sample_urdf__laptop_0012__laptop_0012"
     assert target in first.computed
     overrides = tmp_path / "overrides.yaml"
     overrides.write_text(f"version: 1\noverrides:\n  {target}: no_such_category\n")
-    args = dict(overrides=overrides, no_cache=False, cache_dir=cache)
-    assert command(own_library, tmp_path / "r2", **args) == EXIT_USAGE
+    assert builds.command(own_library, tmp_path / "r2", cache, overrides=overrides) == EXIT_USAGE
     assert "no_such_category" in capsys.readouterr().err
     overrides.write_text(f"version: 1\noverrides:\n  {target}: refrigerator\n")
-    assert command(own_library, tmp_path / "r2", **args) == EXIT_OK
+    assert builds.command(own_library, tmp_path / "r2", cache, overrides=overrides) == EXIT_OK
     assert "39 objects reused from the cache" in capsys.readouterr().out
     rows = pq.read_table(tmp_path / "r2" / "manifest" / "objects.parquet").to_pylist()
     row = next(r for r in rows if r["object_id"] == target)
     assert (row["category"], row["category_method"]) == ("refrigerator", "override")
 
 
-def test_per_object_allowance_files_reach_normalization_and_the_cache(tmp_path):
+def test_per_object_allowance_files_reach_normalization_and_the_cache(builds, tmp_path):
     """An `arena-allowances.yaml` added beside an object waives its checks in a build as it does
     in `arena validate`: normalization's `limits.reversed` too, and the cached rejections of
     both objects are recomputed because the file (absent at first) is one of their inputs."""
@@ -439,7 +423,7 @@ def test_per_object_allowance_files_reach_normalization_and_the_cache(tmp_path):
         "sources:\n  - {name: doors, format: urdf, path: ., license: CC0}\n"
     )
     cache = tmp_path / "cache"
-    first = build_release(config(library, tmp_path / "r1", cache))
+    first = builds.release(library, tmp_path / "r1", cache)
     codes = {r["source_id"]: r["code"] for r in rejects(tmp_path / "r1")}
     assert codes == {"reversed/cabinet": "limits.reversed"}
     [far] = pq.read_table(tmp_path / "r1" / "manifest" / "objects.parquet").to_pylist()
@@ -451,7 +435,7 @@ def test_per_object_allowance_files_reach_normalization_and_the_cache(tmp_path):
         (library / folder / "arena-allowances.yaml").write_text(
             f"allowances:\n  - check: {check}\n    reason: known quirk of this asset\n"
         )
-    second = build_release(config(library, tmp_path / "r2", cache))
+    second = builds.release(library, tmp_path / "r2", cache)
     assert rejects(tmp_path / "r2") == []
     assert len(second.computed) == 2 and first.computed == second.computed
     objects = pq.read_table(tmp_path / "r2" / "manifest" / "objects.parquet").to_pylist()

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from verify_assets import door_urdf, urdf_source, write
 
-from flows.commands import EXIT_FAILED, EXIT_OK, build_command
+from flows.commands import EXIT_FAILED, EXIT_OK
 from normalize.adapters import discover
 from normalize.discovery import skipped_files
 from normalize.sources import load_sources
@@ -79,35 +79,20 @@ def sources_file(tmp_path, allow_empty: bool | None) -> Path:
     return path
 
 
-def build(tmp_path, sources, out):
-    return build_command(
-        sources=sources,
-        out=out,
-        version="d",
-        previous=None,
-        batch_size=64,
-        workers=1,
-        runner="local",
-        dask_address=None,
-        cache_dir=None,
-        no_cache=True,
-    )
-
-
-def test_a_source_without_candidates_fails_the_build(tmp_path, capsys):
+def test_a_source_without_candidates_fails_the_build(builds, tmp_path, capsys):
     sources = sources_file(tmp_path, allow_empty=None)
     assert load_sources(sources)[1].allow_empty is False
-    assert build(tmp_path, sources, tmp_path / "out") == EXIT_FAILED
+    assert builds.command(sources, tmp_path / "out") == EXIT_FAILED
     err = capsys.readouterr().err
     assert "source 'empty': discovery found no urdf candidates" in err
     assert "1 other_format (e.g. readme.xml)" in err and "allow_empty: true" in err
     assert not (tmp_path / "out").exists()
 
 
-def test_allow_empty_builds_and_every_skipped_file_is_reported(tmp_path, capsys):
+def test_allow_empty_builds_and_every_skipped_file_is_reported(builds, tmp_path, capsys):
     sources = sources_file(tmp_path, allow_empty=True)
     out = tmp_path / "out"
-    assert build(tmp_path, sources, out) == EXIT_OK
+    assert builds.command(sources, out) == EXIT_OK
     summary = capsys.readouterr().out
     assert "skipped 1 files (other_format, e.g. model.sdf)" in summary
     assert "skipped 1 files (other_format, e.g. readme.xml)" in summary
@@ -151,21 +136,17 @@ def test_an_empty_source_folder_is_said_before_anything_starts(tmp_path, runner)
     assert not (tmp_path / "out").exists()
 
 
-def test_the_first_line_of_a_build_says_which_cache_it_uses(tmp_path, capsys):
+def test_the_first_line_of_a_build_says_which_cache_it_uses(builds, tmp_path, capsys):
     """Empty, holding results of earlier builds (perhaps of another checkout), or none."""
     sources = sources_file(tmp_path, allow_empty=True)
     cache = tmp_path / "cache"
-    common = dict(version="c", previous=None, batch_size=64, workers=1, runner="local")
-    common.update(dask_address=None, overrides=None)
     for out, said in (("a", "(empty: every object"), ("b", "(holds 2 results of earlier builds")):
-        code = build_command(
-            sources=sources, out=tmp_path / out, cache_dir=cache, no_cache=False, **common
-        )
+        code = builds.command(sources, tmp_path / out, cache)
         assert code == EXIT_OK
         assert (
             capsys.readouterr().err.splitlines()[0].startswith(f"arena build: cache {cache} {said}")
         )
-    build_command(sources=sources, out=tmp_path / "c", cache_dir=None, no_cache=True, **common)
+    builds.command(sources, tmp_path / "c")
     assert capsys.readouterr().err.splitlines()[0] == (
         "arena build: no cache (--no-cache): every object is computed"
     )

@@ -11,10 +11,9 @@ import pytest
 from test_flows_build import manifests
 
 import duplicates.stage
-from flows.commands import EXIT_OK, build_command, build_release
+from flows.commands import EXIT_OK
 from flows.progress import BuildProgress
 from normalize.sources import load_sources
-from pipeline.build import BuildConfig
 
 pytestmark = pytest.mark.slow
 
@@ -34,24 +33,13 @@ def recorded_runs() -> tuple[dict[str, list], list]:
 
 
 def test_build_flow_through_the_command_line(
-    prefect_harness, sample_library, sample_release, tmp_path, capsys
+    builds, prefect_harness, sample_library, sample_release, tmp_path, capsys
 ):
     out, cache = tmp_path / "release", tmp_path / "cache"
-    args = dict(
-        sources=sample_library / "sources.yaml",
-        out=out,
-        version="test",
-        previous=None,
-        batch_size=4,
-        workers=2,
-        runner="process",
-        dask_address=None,
-        cache_dir=cache,
-        no_cache=False,
-    )
+    options = dict(batch_size=4, workers=2, runner="process")
     before, _ = recorded_runs()
     seen = {r.id for group in before.values() for r in group}
-    assert build_command(**args) == EXIT_OK
+    assert builds.command(sample_library, out, cache, **options) == EXIT_OK
     assert manifests(out) == manifests(sample_release)
 
     runs, tasks = recorded_runs()
@@ -81,7 +69,7 @@ def test_build_flow_through_the_command_line(
 
     # a warm rebuild through Prefect: the batch tasks take every object from the cache
     seen |= {r.id for group in runs.values() for r in group}
-    assert build_command(**{**args, "out": tmp_path / "warm"}) == EXIT_OK
+    assert builds.command(sample_library, tmp_path / "warm", cache, **options) == EXIT_OK
     assert manifests(tmp_path / "warm") == manifests(sample_release)
     info = json.loads((tmp_path / "warm" / "release.json").read_text())
     assert info["counts"]["discovered"] == 40
@@ -125,7 +113,7 @@ def artifact(key: str, flow_run_id):
 
 
 def test_a_failed_build_ends_the_flow_run_failed_and_rejects_are_an_artifact(
-    prefect_harness, tmp_path, monkeypatch
+    builds, prefect_harness, tmp_path, monkeypatch
 ):
     from verify_assets import door_urdf, write
 
@@ -139,17 +127,7 @@ def test_a_failed_build_ends_the_flow_run_failed_and_rejects_are_an_artifact(
         "sources: [{name: doors, format: urdf, path: ., license: test}]\n"
     )
 
-    def config(out):
-        return BuildConfig(
-            sources=load_sources(library / "sources.yaml"),
-            out=out,
-            version="prefect-check",
-            runner="process",
-            workers=1,
-            live=False,
-        )
-
-    result = build_release(config(tmp_path / "ok"))
+    result = builds.release(library, tmp_path / "ok", runner="process")
     runs, _ = recorded_runs()
     [ok] = [r for r in runs["arena-build"] if r.parameters["out"] == str(tmp_path / "ok")]
     rejects = artifact("arena-rejects", ok.id)
@@ -161,24 +139,18 @@ def test_a_failed_build_ends_the_flow_run_failed_and_rejects_are_an_artifact(
 
     monkeypatch.setattr(pipeline_build, "check_accounting", broken)
     with pytest.raises(pipeline_build.AccountingError):
-        build_release(config(tmp_path / "failed"))
+        builds.release(library, tmp_path / "failed", runner="process")
     runs, _ = recorded_runs()
     [failed] = [r for r in runs["arena-build"] if r.parameters["out"] == str(tmp_path / "failed")]
     assert failed.state.type.value == "FAILED"
     assert not (tmp_path / "failed").exists()
 
 
-def test_build_on_a_local_dask_cluster(prefect_harness, sample_library, sample_release, tmp_path):
-    result = build_release(
-        BuildConfig(
-            sources=load_sources(sample_library / "sources.yaml"),
-            out=tmp_path / "release",
-            version="test",
-            runner="dask",
-            workers=2,
-            batch_size=8,
-            live=False,
-        )
+def test_build_on_a_local_dask_cluster(
+    builds, prefect_harness, sample_library, sample_release, tmp_path
+):
+    result = builds.release(
+        sample_library, tmp_path / "release", runner="dask", workers=2, batch_size=8
     )
     assert len(result.computed) == 40
     assert manifests(tmp_path / "release") == manifests(sample_release)
@@ -216,7 +188,7 @@ class CountingProgress(BuildProgress):
 
 
 def test_the_work_runs_inside_the_task_runs(
-    prefect_harness, sample_library, sample_release, tmp_path, monkeypatch
+    builds, prefect_harness, sample_library, sample_release, tmp_path, monkeypatch
 ):
     """Nothing is computed before Prefect is up; the batch task runs last as long as the
     objects' stages together; the progress moves object by object; the subflows end with the
@@ -224,15 +196,8 @@ def test_the_work_runs_inside_the_task_runs(
     from flows.build import build_with_prefect
 
     cold = tmp_path / "cold"
-    config = BuildConfig(
-        sources=load_sources(sample_library / "sources.yaml"),
-        out=cold,
-        version="test",
-        batch_size=8,
-        workers=2,
-        runner="process",
-        cache_dir=tmp_path / "cache",
-        live=False,
+    config = builds.config(
+        sample_library, cold, tmp_path / "cache", batch_size=8, workers=2, runner="process"
     )
     server = LateServer(lambda: list(tmp_path.glob(f".{cold.name}.build-*/objects/*")))
     monkeypatch.setattr(duplicates.stage, "PROCESS_PAIRS", 0)  # the pairs as jobs, however few

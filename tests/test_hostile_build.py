@@ -17,8 +17,6 @@ from verify_assets import door_urdf, write
 
 from export import release
 from normalize import paths
-from normalize.sources import load_sources
-from pipeline.build import BuildConfig
 from pipeline.cache import OUTSIDE, hash_inputs
 
 pytestmark = pytest.mark.slow
@@ -27,7 +25,7 @@ BUILD_TIMEOUT = 300  # seconds for both builds: a hang fails the run (each is bo
 
 
 @pytest.fixture(scope="module")
-def hostile_build(tmp_path_factory):
+def hostile_build(builds, tmp_path_factory):
     """The build over the hostile library, with the sentinels watched and the surrounding
     folders snapshot before and after."""
     root = tmp_path_factory.mktemp("hostile")
@@ -45,15 +43,7 @@ def hostile_build(tmp_path_factory):
     watch = OpenWatch(hostile.sentinels)
 
     def run(out: str):
-        config = BuildConfig(
-            sources=load_sources(hostile.sources_file),
-            out=build / out,
-            version="hostile",
-            runner="local",
-            workers=2,
-            cache_dir=build / "cache",
-            live=False,
-        )
+        config = builds.config(hostile.sources_file, build / out, build / "cache", workers=2)
         # every case at once, about 130 objects on 2 shared cores: a bound for all of them
         return build_config(config, LIBRARY_SECONDS, confine=False)  # checked below, and more
 
@@ -180,7 +170,7 @@ def test_memoized_realpath_follows_symlinks_like_realpath(tmp_path):
     assert inside == [True, False, False, False, True, False]
 
 
-def test_an_entry_leaving_the_root_keys_the_cache_by_where_it_leads(tmp_path):
+def test_an_entry_leaving_the_root_keys_the_cache_by_where_it_leads(builds, tmp_path):
     """An entry symlink to a file outside the root is rejected without being opened; pointing
     it at a file inside the root later recomputes the object instead of reusing the
     rejection."""
@@ -199,16 +189,7 @@ def test_an_entry_leaving_the_root_keys_the_cache_by_where_it_leads(tmp_path):
     }
 
     def build(out: str):
-        config = BuildConfig(
-            sources=load_sources(sources),
-            out=tmp_path / out,
-            version="t",
-            runner="local",
-            workers=1,
-            cache_dir=tmp_path / "cache",
-            live=False,
-        )
-        return build_config(config)
+        return build_config(builds.config(sources, tmp_path / out, tmp_path / "cache"))
 
     watch = OpenWatch([outside])
     try:

@@ -13,30 +13,16 @@ from hostile_library import build_config
 from verify_assets import door_urdf, write
 
 from export.digests import canonical_json
-from normalize.sources import load_sources
-from pipeline.build import BuildConfig
 from pipeline.cache import ObjectCache, ResultStore, key_path, safe_name
 
 
-def _config(tmp_path, out):
-    return BuildConfig(
-        sources=load_sources(tmp_path / "sources.yaml"),
-        out=tmp_path / out,
-        version="t",
-        runner="local",
-        workers=1,
-        cache_dir=tmp_path / "cache",
-        live=False,
-    )
-
-
 @pytest.fixture()
-def built(tmp_path):
+def built(builds, tmp_path):
     write(tmp_path / "lib" / "control_a", {"door.urdf": door_urdf()})
     (tmp_path / "sources.yaml").write_text(
         "sources:\n  - {name: lib, format: urdf, path: lib, license: CC0}\n", encoding="utf-8"
     )
-    build_config(_config(tmp_path, "first"))
+    build_config(builds.config(tmp_path, tmp_path / "first", tmp_path / "cache"))
     [entry] = (ObjectCache(tmp_path / "cache").root / "entries").glob("*/*/entry.json")
     return tmp_path, entry
 
@@ -60,23 +46,23 @@ def _forge_path(entry):
 
 
 @pytest.mark.parametrize("forge", [_forge_license, _forge_path])
-def test_a_forged_entry_is_discarded_and_recomputed(built, forge):
+def test_a_forged_entry_is_discarded_and_recomputed(builds, built, forge):
     tmp_path, entry = built
     assert key_path(tmp_path / "cache").parent == tmp_path  # beside the cache, not in it
     _rewrite(entry, forge)
-    second = build_config(_config(tmp_path, "second"))
+    second = build_config(builds.config(tmp_path, tmp_path / "second", tmp_path / "cache"))
     assert second.cached == 0 and second.computed == ["lib__control_a__door"]
     [row] = pq.read_table(tmp_path / "second" / "manifest" / "objects.parquet").to_pylist()
     assert row["license"] == "CC0"
     assert not list(tmp_path.rglob("escaped.txt"))
 
 
-def test_file_names_must_stay_inside_the_entry(built):
+def test_file_names_must_stay_inside_the_entry(builds, built):
     """Even with the key (a bug, not an attacker), a name leaving the entry is refused."""
     tmp_path, entry = built
     cache = ObjectCache(tmp_path / "cache")
     _rewrite(entry, _forge_path, cache._checksum)
-    second = build_config(_config(tmp_path, "second"))
+    second = build_config(builds.config(tmp_path, tmp_path / "second", tmp_path / "cache"))
     assert second.cached == 0
     assert not list(tmp_path.rglob("escaped.txt"))
     for name in ("../x", "/etc/passwd", "a/../../x", "a//b", "", "a\\b"):
@@ -84,7 +70,7 @@ def test_file_names_must_stay_inside_the_entry(built):
     assert safe_name("meshes/part.obj")
 
 
-def test_a_file_edited_during_the_build_cannot_make_the_cache_lie(tmp_path, monkeypatch):
+def test_a_file_edited_during_the_build_cannot_make_the_cache_lie(builds, tmp_path, monkeypatch):
     """The entry is edited right after the build read it: the cache key holds the bytes that
     were processed, so the next warm build recomputes and equals a cold build of the new file."""
     from normalize import files
@@ -102,23 +88,13 @@ def test_a_file_edited_during_the_build_cannot_make_the_cache_lie(tmp_path, monk
         return data
 
     monkeypatch.setattr(files, "read_regular", read_then_edit)
-    first_config = BuildConfig(**{**_config(tmp_path, "first").__dict__, "workers": 0})
+    first_config = builds.config(tmp_path, tmp_path / "first", tmp_path / "cache", workers=0)
     first = build_config(first_config, confine=False)  # it writes into the library itself
     monkeypatch.undo()
     assert first.computed == ["lib__control_a__door"]
-    warm = build_config(_config(tmp_path, "warm"))
+    warm = build_config(builds.config(tmp_path, tmp_path / "warm", tmp_path / "cache"))
     assert warm.cached == 0, "the stale result was reused"
-    cold = build_config(
-        BuildConfig(
-            sources=load_sources(tmp_path / "sources.yaml"),
-            out=tmp_path / "cold",
-            version="t",
-            runner="local",
-            workers=1,
-            cache_dir=None,
-            live=False,
-        )
-    )
+    cold = build_config(builds.config(tmp_path, tmp_path / "cold"))
     assert warm.content_hash == cold.content_hash != first.content_hash
 
     def upper(out):

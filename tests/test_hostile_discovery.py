@@ -10,7 +10,7 @@ import os
 
 import pyarrow.parquet as pq
 import pytest
-from hostile_library import build_config, local_config
+from hostile_library import build_config
 from verify_assets import door_urdf, write
 
 from normalize import discovery
@@ -21,7 +21,7 @@ def _rows(out, table):
 
 
 @pytest.mark.parametrize("fmt", ["urdf", "partnet_mobility"])
-def test_four_objects_are_all_accounted_for(tmp_path, monkeypatch, fmt):
+def test_four_objects_are_all_accounted_for(builds, tmp_path, monkeypatch, fmt):
     entry = "mobility.urdf" if fmt == "partnet_mobility" else "door.urdf"
     lib = tmp_path / "lib"
     for name in ("control_a", "control_b", "unreadable"):
@@ -43,8 +43,7 @@ def test_four_objects_are_all_accounted_for(tmp_path, monkeypatch, fmt):
         return real_scandir(path)
 
     def build(out):
-        config = local_config(sources, tmp_path / out, tmp_path / "cache")
-        return build_config(config)
+        return build_config(builds.config(sources, tmp_path / out, tmp_path / "cache"))
 
     monkeypatch.setattr(discovery.os, "scandir", scandir)
     first = build("first")
@@ -62,7 +61,7 @@ def test_four_objects_are_all_accounted_for(tmp_path, monkeypatch, fmt):
     assert second.info["sources"][0]["accepted"] == 3
 
 
-def test_an_object_id_too_long_for_a_folder_name_is_shortened_with_a_hash(tmp_path):
+def test_an_object_id_too_long_for_a_folder_name_is_shortened_with_a_hash(builds, tmp_path):
     """Nested folders whose names together exceed the file system's 255 bytes a name: the id
     (which names the object's folder) is cut and ends with the hash of the source id, and the
     object is built, instead of failing twice to write (`io.error`)."""
@@ -72,7 +71,7 @@ def test_an_object_id_too_long_for_a_folder_name_is_shortened_with_a_hash(tmp_pa
     write(lib / "control", {"door.urdf": door_urdf()})
     sources = tmp_path / "sources.yaml"
     sources.write_text("sources:\n  - {name: lib, format: urdf, path: lib, license: t}\n")
-    config = local_config(sources, tmp_path / "out", tmp_path / "cache")
+    config = builds.config(sources, tmp_path / "out", tmp_path / "cache")
     build_config(config)
     [row] = [r for r in _rows(tmp_path / "out", "objects") if r["source_id"] != "control/door"]
     assert len(row["object_id"]) == discovery.MAX_ID_LENGTH

@@ -88,7 +88,7 @@ def test_validate_refuses_a_fifo_entry_and_mesh_without_hanging(tmp_path):
     assert "x/m" not in reports  # not an MJCF, SDF or URDF file
 
 
-def test_a_fifo_meta_json_leaves_the_labels_empty_and_says_so(tmp_path):
+def test_a_fifo_meta_json_leaves_the_labels_empty_and_says_so(builds, tmp_path):
     lib = tmp_path / "partnet"
     write(lib / "100", {"mobility.urdf": door_urdf()})
     write(lib / "control", {"mobility.urdf": door_urdf()})
@@ -101,7 +101,7 @@ def test_a_fifo_meta_json_leaves_the_labels_empty_and_says_so(tmp_path):
     faulthandler.dump_traceback_later(TIMEOUT, exit=True)  # a FIFO opened blocking: fail
     try:
         for out in ("cold", "warm"):  # the cache key never reads the FIFO either
-            assert build(sources, tmp_path / out, tmp_path / "cache") == 0
+            assert build(builds, sources, tmp_path / out, tmp_path / "cache") == 0
     finally:
         faulthandler.cancel_dump_traceback_later()
     rows = pq.read_table(tmp_path / "warm" / "manifest" / "objects.parquet").to_pylist()

@@ -28,12 +28,14 @@ def _sources_file(tmp_path, entries: list[tuple[str, str]]):
 
 
 @pytest.mark.parametrize("name", ["a__b", "lib_", "x__"])
-def test_a_source_name_that_makes_ids_ambiguous_is_refused_with_exit_2(tmp_path, name, capsys):
+def test_a_source_name_that_makes_ids_ambiguous_is_refused_with_exit_2(
+    builds, tmp_path, name, capsys
+):
     """Source `a` with b/c.urdf and source `a__b` with c.urdf would both be a__b__c."""
     sources = _sources_file(tmp_path, [("a", "one"), (name, "two")])
     with pytest.raises(SourcesFileError, match="object ids"):
         load_sources(sources)
-    code = build(sources, tmp_path / "out", tmp_path / "cache")
+    code = build(builds, sources, tmp_path / "out", tmp_path / "cache")
     assert code == 2
     assert f"{name!r} must not" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
@@ -54,7 +56,7 @@ def test_distinct_source_ids_give_distinct_object_ids():
     assert make_object_id("a", "b/c") == "a__b__c"  # readable ids stay as they were
 
 
-def test_a_crafted_file_name_cannot_take_a_hashed_id(tmp_path):
+def test_a_crafted_file_name_cannot_take_a_hashed_id(builds, tmp_path):
     """`x!.urdf` is x-<hash of 'x!'>; a file named `x-<that hash>.urdf` gets its own hash."""
     suffix = hashlib.sha256(b"x!").hexdigest()[:8]
     write(tmp_path / "lib", {"x!.urdf": door_urdf(), f"x-{suffix}.urdf": door_urdf()})
@@ -63,7 +65,7 @@ def test_a_crafted_file_name_cannot_take_a_hashed_id(tmp_path):
     sources.write_text(
         "sources:\n  - {name: lib, format: urdf, path: lib, license: test}\n", encoding="utf-8"
     )
-    code = build(sources, tmp_path / "out", tmp_path / "cache")
+    code = build(builds, sources, tmp_path / "out", tmp_path / "cache")
     assert code == 0
     objects = pq.read_table(tmp_path / "out" / "manifest" / "objects.parquet").to_pylist()
     ids = sorted(o["object_id"] for o in objects if not o["source_id"].startswith("control"))

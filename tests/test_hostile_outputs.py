@@ -10,8 +10,7 @@ import pytest
 from hostile_library import build
 from verify_assets import door_urdf, write
 
-from normalize.sources import load_sources
-from pipeline.build import BuildConfig, OutputsOverlapError, build_locally
+from pipeline.build import OutputsOverlapError, build_locally
 
 
 def _library(tmp_path):
@@ -21,10 +20,6 @@ def _library(tmp_path):
         "sources:\n  - {name: lib, format: urdf, path: lib, license: test}\n", encoding="utf-8"
     )
     return sources
-
-
-def _build(sources, out, cache, replace=False):
-    return build(sources, out, cache, replace=replace)
 
 
 @pytest.mark.parametrize(
@@ -39,10 +34,10 @@ def _build(sources, out, cache, replace=False):
         ("release", "lib/control_a/cache", "the cache .* is inside the root"),
     ],
 )
-def test_overlapping_outputs_are_refused_with_exit_2(tmp_path, capsys, out, cache, reason):
+def test_overlapping_outputs_are_refused_with_exit_2(builds, tmp_path, capsys, out, cache, reason):
     sources = _library(tmp_path)
     before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
-    code = _build(sources, tmp_path / out, tmp_path / cache)
+    code = build(builds, sources, tmp_path / out, tmp_path / cache)
     assert code == 2
     err = capsys.readouterr().err
     assert "outputs must lie apart" in err
@@ -51,23 +46,15 @@ def test_overlapping_outputs_are_refused_with_exit_2(tmp_path, capsys, out, cach
     assert after == before, "nothing was written"
 
 
-def test_the_build_function_refuses_them_too(tmp_path):
+def test_the_build_function_refuses_them_too(builds, tmp_path):
     sources = _library(tmp_path)
-    config = BuildConfig(
-        sources=load_sources(sources),
-        out=tmp_path / "lib" / "release",
-        version="t",
-        runner="local",
-        workers=1,
-        cache_dir=tmp_path / "cache",
-        live=False,
-    )
+    config = builds.config(sources, tmp_path / "lib" / "release", tmp_path / "cache")
     with pytest.raises(OutputsOverlapError):
         build_locally(config)
     assert not (tmp_path / "lib" / "release").exists()
 
 
-def test_outputs_beside_the_library_build(tmp_path):
+def test_outputs_beside_the_library_build(builds, tmp_path):
     sources = _library(tmp_path)
-    assert _build(sources, tmp_path / "release", tmp_path / "cache") == 0
-    assert _build(sources, tmp_path / "release", tmp_path / "cache", replace=True) == 0
+    assert build(builds, sources, tmp_path / "release", tmp_path / "cache") == 0
+    assert build(builds, sources, tmp_path / "release", tmp_path / "cache", replace=True) == 0

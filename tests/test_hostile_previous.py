@@ -11,24 +11,26 @@ from hostile_library import build
 from verify_assets import door_urdf, write
 
 
-def _build(tmp_path, out, previous=None):
+def _build(builds, tmp_path, out, previous=None):
     sources = tmp_path / "sources.yaml"
-    return build(sources, tmp_path / out, tmp_path / "cache", version=out, previous=previous)
+    return build(
+        builds, sources, tmp_path / out, tmp_path / "cache", version=out, previous=previous
+    )
 
 
 @pytest.fixture(scope="module")
-def first(tmp_path_factory):
+def first(builds, tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("previous")
     write(tmp_path / "lib" / "control_a", {"door.urdf": door_urdf()})
     (tmp_path / "sources.yaml").write_text(
         "sources:\n  - {name: lib, format: urdf, path: lib, license: t}\n", encoding="utf-8"
     )
-    assert _build(tmp_path, "first") == 0
+    assert _build(builds, tmp_path, "first") == 0
     return tmp_path
 
 
 @pytest.mark.parametrize("damage", ["garbage", "no_category", "missing"])
-def test_a_bad_previous_is_refused_before_the_build(first, damage, capsys):
+def test_a_bad_previous_is_refused_before_the_build(builds, first, damage, capsys):
     previous = first / f"prev-{damage}"
     shutil.copytree(first / "first", previous)
     objects = previous / "manifest" / "objects.parquet"
@@ -38,12 +40,12 @@ def test_a_bad_previous_is_refused_before_the_build(first, damage, capsys):
         pq.write_table(pq.read_table(objects).drop_columns(["category"]), objects)
     else:
         objects.unlink()
-    assert _build(first, f"out-{damage}", previous) == 2
+    assert _build(builds, first, f"out-{damage}", previous) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "release" in err
     assert not (first / f"out-{damage}").exists()
 
 
-def test_a_good_previous_still_builds(first):
-    assert _build(first, "second", first / "first") == 0
+def test_a_good_previous_still_builds(builds, first):
+    assert _build(builds, first, "second", first / "first") == 0
     assert "against first" in (first / "second" / "CHANGELOG.md").read_text()

@@ -19,12 +19,8 @@ from normalize.sources import SourceConfig, SourcesFileError, load_sources
 from verify.validate import validate_command
 
 
-def _build(tmp_path, sources):
-    return build(sources, tmp_path / "out", tmp_path / "cache")
-
-
 @pytest.mark.parametrize("scale", ["1.0e+300", ".inf", ".nan", "1.0e-300"])
-def test_a_scale_that_would_overflow_the_checks_is_a_usage_error(tmp_path, scale):
+def test_a_scale_that_would_overflow_the_checks_is_a_usage_error(builds, tmp_path, scale):
     (tmp_path / "lib").mkdir()
     sources = tmp_path / "sources.yaml"
     sources.write_text(
@@ -33,10 +29,10 @@ def test_a_scale_that_would_overflow_the_checks_is_a_usage_error(tmp_path, scale
     )
     with pytest.raises(SourcesFileError, match="scale"):
         load_sources(sources)
-    assert _build(tmp_path, sources) == 2
+    assert build(builds, sources, tmp_path / "out", tmp_path / "cache") == 2
 
 
-def test_a_deeply_nested_meta_json_leaves_the_labels_empty_with_its_code(tmp_path):
+def test_a_deeply_nested_meta_json_leaves_the_labels_empty_with_its_code(builds, tmp_path):
     depth = 100_000
     write(tmp_path / "lib" / "1", {"mobility.urdf": door_urdf(), "meta.json": "[" * depth})
     write(tmp_path / "lib" / "control", {"mobility.urdf": door_urdf()})
@@ -45,7 +41,7 @@ def test_a_deeply_nested_meta_json_leaves_the_labels_empty_with_its_code(tmp_pat
         "sources:\n  - {name: p, format: partnet_mobility, path: lib, license: t}\n",
         encoding="utf-8",
     )
-    assert _build(tmp_path, sources) == 0
+    assert build(builds, sources, tmp_path / "out", tmp_path / "cache") == 0
     rows = pq.read_table(tmp_path / "out" / "manifest" / "objects.parquet").to_pylist()
     [row] = [r for r in rows if r["source_id"] == "1"]
     assert "labels.too_deep" in row["changes"]

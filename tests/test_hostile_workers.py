@@ -78,16 +78,13 @@ def kill_on_open(path: Path):
         watch.close()
 
 
-def test_a_build_with_one_worker_loses_only_the_object_that_killed_it(tmp_path):
+def test_a_build_with_one_worker_loses_only_the_object_that_killed_it(builds, tmp_path):
     lib = _library(tmp_path)
-    config = BuildConfig(
-        sources=load_sources(tmp_path / "sources.yaml"),
-        out=tmp_path / "out",
-        version="t",
-        runner="local",
+    config = builds.config(
+        tmp_path / "sources.yaml",
+        tmp_path / "out",
+        tmp_path / "cache",
         workers=1,
-        cache_dir=tmp_path / "cache",
-        live=False,
         object_memory=MEMORY_MB * 1024**2,
     )
     with kill_on_open(lib / "b_crash" / "part.obj") as killed:

@@ -19,10 +19,6 @@ from taxonomy.data import load_overrides, load_taxonomy
 SOURCES = "sources:\n  - {name: lib, format: urdf, path: lib, license: test}\n"
 
 
-def _build(tmp_path, sources, overrides=None):
-    return build(sources, tmp_path / "out", tmp_path / "cache", overrides=overrides)
-
-
 def test_an_alias_is_refused_before_anything_expands():
     started = time.perf_counter()
     with pytest.raises(YamlError) as info:
@@ -32,19 +28,19 @@ def test_an_alias_is_refused_before_anything_expands():
     assert parse_yaml("a: &x 1\nb: 2\n") == {"a": 1, "b": 2}  # an anchor alone is harmless
 
 
-def test_an_alias_bomb_in_the_sources_file_exits_2_at_once(tmp_path, capsys):
+def test_an_alias_bomb_in_the_sources_file_exits_2_at_once(builds, tmp_path, capsys):
     write(tmp_path / "lib" / "control_a", {"door.urdf": door_urdf()})
     sources = tmp_path / "sources.yaml"
     sources.write_text(ALIAS_BOMB + SOURCES, encoding="utf-8")
     with pytest.raises(SourcesFileError, match=r"yaml\.alias"):
         load_sources(sources)
-    assert _build(tmp_path, sources) == 2
+    assert build(builds, sources, tmp_path / "out", tmp_path / "cache") == 2
     err = capsys.readouterr().err
     assert "yaml.alias" in err and len(err) < 2000  # no expanded document in the message
     assert not (tmp_path / "out").exists()
 
 
-def test_an_alias_bomb_in_the_overrides_file_exits_2(tmp_path, capsys):
+def test_an_alias_bomb_in_the_overrides_file_exits_2(builds, tmp_path, capsys):
     write(tmp_path / "lib" / "control_a", {"door.urdf": door_urdf()})
     sources = tmp_path / "sources.yaml"
     sources.write_text(SOURCES, encoding="utf-8")
@@ -53,7 +49,7 @@ def test_an_alias_bomb_in_the_overrides_file_exits_2(tmp_path, capsys):
     with pytest.raises(TaxonomyError, match=r"yaml\.alias") as info:
         load_overrides(overrides)
     assert info.value.code == "overrides.unreadable"
-    assert _build(tmp_path, sources, overrides) == 2
+    assert build(builds, sources, tmp_path / "out", tmp_path / "cache", overrides=overrides) == 2
     assert "yaml.alias" in capsys.readouterr().err
 
 

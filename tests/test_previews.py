@@ -189,26 +189,12 @@ def test_the_content_hash_leaves_previews_out():
     assert content_hash(assets) != content_hash({"objects/a/object.urdf": "1" * 64})
 
 
-def test_a_warm_rebuild_renders_nothing(tmp_path, gl_backend):
-    from flows.commands import build_release
-    from normalize.sources import load_sources
-    from pipeline.build import BuildConfig
+def test_a_warm_rebuild_renders_nothing(builds, tmp_path, gl_backend):
     from samples.generate import generate_library
 
     generate_library(tmp_path / "lib", n=3)
-    results = []
-    for name in ("cold", "warm"):
-        config = BuildConfig(
-            sources=load_sources(tmp_path / "lib" / "sources.yaml"),
-            out=tmp_path / name,
-            version="test",
-            runner="local",
-            workers=1,
-            cache_dir=tmp_path / "cache",
-            live=False,
-        )
-        results.append(build_release(config))
-    cold, warm = results
+    cold = builds.release(tmp_path / "lib", tmp_path / "cold", tmp_path / "cache")
+    warm = builds.release(tmp_path / "lib", tmp_path / "warm", tmp_path / "cache")
     assert cold.stage_seconds["previews"] > 0 and "previews" not in warm.stage_seconds
     assert warm.cached == 3 and warm.content_hash == cold.content_hash
     sheets = sorted((tmp_path / "cold").glob("objects/*/preview/sheet.png"))

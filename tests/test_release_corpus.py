@@ -27,29 +27,18 @@ import schemas
 from export import release
 from export.digests import sha256_file
 from export.manifests import TABLES
-from flows.commands import build_release
 from normalize.adapters import discover
-from pipeline.build import BuildConfig
 from verify.loaders import yourdfpy_problems
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def corpus_release(corpus_sources, tmp_path_factory):
+def corpus_release(builds, corpus_sources, tmp_path_factory):
     root = tmp_path_factory.mktemp("corpus_release")
-    config = BuildConfig(
-        sources=list(corpus_sources.values()),
-        out=root / "cold",
-        version="corpus",
-        runner="local",
-        workers=2,
-        cache_dir=root / "cache",
-        live=False,
-    )
-    cold = build_release(config)
-    config.out = root / "warm"
-    warm = build_release(config)
+    sources = list(corpus_sources.values())
+    cold = builds.release(sources, root / "cold", root / "cache", workers=2)
+    warm = builds.release(sources, root / "warm", root / "cache", workers=2)
     return root, cold, warm
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from hostile_library import build_config, local_config
+from hostile_library import build_config
 from verify_assets import door_urdf, mesh, write
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -73,7 +73,7 @@ def test_the_scan_sees_paths_in_compressed_parquet_cells(tmp_path):
     assert machine_paths_in(tmp_path, []) == [f"card.md: {home}"]
 
 
-def test_a_release_with_rejects_ships_no_path_of_the_build_machine(tmp_path):
+def test_a_release_with_rejects_ships_no_path_of_the_build_machine(builds, tmp_path):
     library = tmp_path / "library"
     write(library / "control", {"door.urdf": door_urdf()})
     write(library / "broken", {"b.urdf": "<robot name='b'>"})
@@ -84,7 +84,7 @@ def test_a_release_with_rejects_ships_no_path_of_the_build_machine(tmp_path):
     sources = tmp_path / "sources.yaml"
     sources.write_text(f"sources:\n  - {{name: lib, format: urdf, path: {library}, license: t}}\n")
     out = tmp_path / "release"
-    config = local_config(sources, out, tmp_path / "cache")
+    config = builds.config(sources, out, tmp_path / "cache")
     result = build_config(config)
     assert {r["code"] for r in result.rejects} == {
         "xml.truncated",
@@ -102,28 +102,28 @@ def test_the_demo_release_ships_no_path_of_the_build_machine(
 
 
 @pytest.mark.parametrize("where", ["message", "path"])
-def test_rejects_name_files_relative_to_their_source(tmp_path, where):
+def test_rejects_name_files_relative_to_their_source(builds, tmp_path, where):
     library = tmp_path / "library"
     write(library / "control", {"door.urdf": door_urdf()})
     missing = mesh("missing.obj", (0, 0, 0), (1, 1, 1))
     write(library / "nomesh", {"n.urdf": door_urdf(door_geometry=missing)})
     sources = tmp_path / "sources.yaml"
     sources.write_text(f"sources:\n  - {{name: lib, format: urdf, path: {library}, license: t}}\n")
-    config = local_config(sources, tmp_path / "out")
+    config = builds.config(sources, tmp_path / "out")
     build_config(config)
     [row] = pq.read_table(tmp_path / "out" / "manifest" / "rejects.parquet").to_pylist()
     expected = {"message": "<source>/nomesh/missing.obj", "path": "nomesh/n.urdf"}[where]
     assert expected in row[where]
 
 
-def test_a_file_outside_the_source_is_named_relative_to_it(tmp_path):
+def test_a_file_outside_the_source_is_named_relative_to_it(builds, tmp_path):
     library = tmp_path / "library"
     write(library / "control", {"door.urdf": door_urdf()})
     outside = mesh(str(tmp_path / "elsewhere.obj"), (0, 0, 0), (1, 1, 1))
     write(library / "outside", {"o.urdf": door_urdf(door_geometry=outside)})
     sources = tmp_path / "sources.yaml"
     sources.write_text(f"sources:\n  - {{name: lib, format: urdf, path: {library}, license: t}}\n")
-    build_config(local_config(sources, tmp_path / "out"))
+    build_config(builds.config(sources, tmp_path / "out"))
     [row] = pq.read_table(tmp_path / "out" / "manifest" / "rejects.parquet").to_pylist()
     assert row["code"] == "path.outside_root"
     assert row["message"].startswith("<source>/../elsewhere.obj is outside the source root")

@@ -12,7 +12,7 @@ import yaml
 from verify_assets import door_urdf, write
 
 from export.digests import sha256_file
-from flows.commands import EXIT_OK, build_command
+from flows.commands import EXIT_OK
 from normalize.sources import SourcesFileError, load_sources
 
 PROVENANCE = {
@@ -44,21 +44,9 @@ def library(tmp_path):
     return root
 
 
-def test_provenance_reaches_the_release(library, tmp_path):
+def test_provenance_reaches_the_release(builds, library, tmp_path):
     out = tmp_path / "out"
-    code = build_command(
-        sources=library / "sources.yaml",
-        out=out,
-        version="p",
-        previous=None,
-        batch_size=64,
-        workers=1,
-        runner="local",
-        dask_address=None,
-        cache_dir=None,
-        no_cache=True,
-    )
-    assert code == EXIT_OK
+    assert builds.command(library, out) == EXIT_OK
     objects = {o["source"]: o for o in pq.read_table(out / "manifest/objects.parquet").to_pylist()}
     assert objects["doors"]["source_url"] == PROVENANCE["url"]
     assert objects["doors"]["source_revision"] == PROVENANCE["revision"]

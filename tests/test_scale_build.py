@@ -14,36 +14,25 @@ import pipeline.build
 import schemas
 from export import release
 from export.manifests import TABLES
-from flows.commands import build_release
 from normalize.adapters import discover
 from normalize.sources import load_sources
-from pipeline.build import BuildConfig
 from samples.generate import generate_library
 
 pytestmark = pytest.mark.slow
 N_OBJECTS = 300
 
 
-def test_generated_library_of_300_objects_builds_into_a_valid_release(tmp_path, monkeypatch):
+def test_generated_library_of_300_objects_builds_into_a_valid_release(
+    builds, tmp_path, monkeypatch
+):
     library = tmp_path / "library"
     generate_library(library, n=N_OBJECTS, seed=1)
     sources = load_sources(library / "sources.yaml")
     discovered = {s.name: len(discover(s)) for s in sources}
     assert sum(discovered.values()) == N_OBJECTS
 
-    def config(out):
-        return BuildConfig(
-            sources=sources,
-            out=out,
-            version="scale",
-            runner="local",
-            workers=2,
-            cache_dir=tmp_path / "cache",
-            live=False,
-        )
-
     out = tmp_path / "release"
-    result = build_release(config(out))
+    result = builds.release(sources, out, tmp_path / "cache", workers=2)
 
     info = json.loads((out / "release.json").read_text())
     schemas.validate(info, "release")
@@ -82,7 +71,7 @@ def test_generated_library_of_300_objects_builds_into_a_valid_release(tmp_path, 
     # the warm rebuild, with every source looked up by the worker processes (as sources of
     # 1,000 objects and more are)
     monkeypatch.setattr(pipeline.build, "LOOKUPS_IN_WORKERS", 1)
-    warm = build_release(config(tmp_path / "warm"))
+    warm = builds.release(sources, tmp_path / "warm", tmp_path / "cache", workers=2)
     assert warm.cached == N_OBJECTS and warm.computed == []
     assert warm.content_hash == result.content_hash
     for table in TABLES:

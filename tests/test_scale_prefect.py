@@ -11,15 +11,13 @@ import pytest
 import yaml
 
 from flows.commands import build_release
-from normalize.sources import load_sources
-from pipeline.build import BuildConfig
 from samples.generate import generate_library
 
 pytestmark = pytest.mark.slow
 
 
 def test_prefect_build_with_a_configuration_far_above_the_parameter_limit(
-    prefect_harness, tmp_path
+    builds, prefect_harness, tmp_path
 ):
     from prefect.client.orchestration import get_client
 
@@ -33,14 +31,7 @@ def test_prefect_build_with_a_configuration_far_above_the_parameter_limit(
         {"check": "limits.reversed", "reason": "a long list", "objects": globs}
     )
     sources_file.write_text(yaml.safe_dump(data), encoding="utf-8")
-    config = BuildConfig(
-        sources=load_sources(sources_file),
-        out=tmp_path / "release",
-        version="big",
-        runner="process",
-        workers=1,
-        live=False,
-    )
+    config = builds.config(sources_file, tmp_path / "release", runner="process")
     [big] = [s for s in config.sources if s.name == "sample_urdf"]
     assert len(json.dumps(big.as_dict())) > 512 * 1024
     result = build_release(config)

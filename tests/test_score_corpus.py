@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 from scoring_support import ground_truth, object_ids, with_joint, without_joint, write_prediction
 
-from flows.commands import build_release
-from pipeline.build import BuildConfig
-from scoring.score import score_release
+from scoring.score import Settings, score_release
 
 pytestmark = pytest.mark.slow
 SOURCES = (
@@ -25,18 +23,10 @@ SOURCES = (
 
 
 @pytest.fixture(scope="module")
-def corpus_release(corpus_sources, tmp_path_factory):
+def corpus_release(builds, corpus_sources, tmp_path_factory):
     root = tmp_path_factory.mktemp("score_corpus")
-    config = BuildConfig(
-        sources=[corpus_sources[name] for name in SOURCES],
-        out=root / "release",
-        version="score-corpus",
-        runner="local",
-        workers=1,
-        cache_dir=root / "cache",
-        live=False,
-    )
-    build_release(config)
+    sources = [corpus_sources[name] for name in SOURCES]
+    builds.release(sources, root / "release", root / "cache")
     return root / "release"
 
 
@@ -71,7 +61,10 @@ def test_tree_column_below_e_phi_on_perturbed_corpus_objects(corpus_release, tmp
             _perturbed(ground_truth(corpus_release, object_id), rng), tmp_path / "p", object_id
         )
     result = score_release(
-        corpus_release, {"perturbed": tmp_path / "p"}, tmp_path / "out", subset="all", bootstrap=0
+        corpus_release,
+        {"perturbed": tmp_path / "p"},
+        tmp_path / "out",
+        Settings(subset="all", bootstrap=0),
     )
     scores = result.summary["methods"]["perturbed"]["scores"]
     assert 0 < scores["e_tree"]["mean"] < scores["e_phi"]["mean"] < scores["e_tree_edit"]["mean"]

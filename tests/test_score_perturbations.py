@@ -27,7 +27,7 @@ from scoring_support import (
     write_prediction,
 )
 
-from scoring.score import score_release
+from scoring.score import Settings, score_release
 
 
 @pytest.fixture(scope="session")
@@ -75,7 +75,7 @@ def cases(release, tmp_path_factory):
         folders[method] = root / method
         for object_id, obj in objects.items():
             write_prediction(obj, folders[method], object_id)
-    result = score_release(release, folders, root / "out", subset="all", bootstrap=200)
+    result = score_release(release, folders, root / "out", Settings(subset="all", bootstrap=200))
     rows = {(r["method"], r["object_id"]): r for r in result.rows}
     gt = {"laptop": laptop, "window": window, "cabinet": cabinet}
     return {
@@ -233,7 +233,9 @@ def ranked(release, tmp_path_factory):
     (root / "ambiguous" / FAUCET / "object.urdf").rename(root / "ambiguous" / FAUCET / "a.urdf")
     shutil.copy(root / "ambiguous" / FAUCET / "a.urdf", root / "ambiguous" / FAUCET / "b.urdf")
     folders = {m: root / m for m in ("large", "exact", "small", "ambiguous")}
-    result = score_release(release, folders, root / "out", subset="all", bootstrap=2000, seed=3)
+    result = score_release(
+        release, folders, root / "out", Settings(subset="all", bootstrap=2000, seed=3)
+    )
     return result, expected
 
 
@@ -286,7 +288,7 @@ def test_scores_are_byte_identical_with_a_competing_cpu_hog(cases, release, tmp_
     assert cases["summary"]["methods"]["reparented"]["coverage"]["searched"] == 1
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        score_release(release, cases["folders"], tmp_path, subset="all", bootstrap=200)
+        score_release(release, cases["folders"], tmp_path, Settings(subset="all", bootstrap=200))
     finally:
         for hog in hogs:
             hog.kill()

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import schemas
 from flows.cli import app
-from scoring.score import SCORES, ScoreError, score_release
+from scoring.score import SCORES, ScoreError, Settings, score_release
 
 
 @pytest.fixture(scope="session")
@@ -66,7 +66,7 @@ def methods(release, tmp_path_factory):
 @pytest.fixture(scope="module")
 def scored(release, methods, tmp_path_factory):
     out = tmp_path_factory.mktemp("scored")
-    return score_release(release, methods, out, subset="all", bootstrap=500, seed=1), out
+    return score_release(release, methods, out, Settings(subset="all", bootstrap=500, seed=1)), out
 
 
 def test_outputs_match_their_schemas(scored):
@@ -128,12 +128,14 @@ def test_failed_and_mjcf_outputs(scored, release):
 
 def test_scoring_is_deterministic(release, methods, scored, tmp_path):
     _, first = scored
-    again = score_release(release, methods, tmp_path, subset="all", bootstrap=500, seed=1)
+    again = score_release(release, methods, tmp_path, Settings(subset="all", bootstrap=500, seed=1))
     names = sorted(p.name for p in first.iterdir())
     assert {"summary.json", "e-supercategories.png", "worst-objects-copy.csv"} <= set(names)
     for name in names:  # the plots and tables too
         assert (tmp_path / name).read_bytes() == (first / name).read_bytes(), name
-    other = score_release(release, methods, tmp_path / "s2", subset="all", bootstrap=500, seed=2)
+    other = score_release(
+        release, methods, tmp_path / "s2", Settings(subset="all", bootstrap=500, seed=2)
+    )
     e_tree = [s.summary["methods"]["copy"]["scores"]["gen"] for s in (again, other)]
     assert e_tree[0] == e_tree[1]  # Gen of 100 % has a degenerate interval whatever the seed
     low = [s.summary["paired"][0]["differences"]["e_tree"]["low"] for s in (again, other)]
@@ -144,7 +146,7 @@ def test_scoring_is_deterministic(release, methods, scored, tmp_path):
 def test_worker_processes_give_the_same_rows(release, methods, scored, tmp_path):
     result, _ = scored
     parallel = score_release(
-        release, methods, tmp_path, subset="all", bootstrap=500, seed=1, workers=2
+        release, methods, tmp_path, Settings(subset="all", bootstrap=500, seed=1), workers=2
     )
     assert parallel.rows == result.rows
 
@@ -158,7 +160,7 @@ def test_eval200_subset_scores_only_flagged_objects(release, methods, tmp_path):
     column = table.schema.get_field_index("eval200")
     table = table.set_column(column, table.schema.field("eval200"), pa.array(flags))
     pq.write_table(table, copy / "manifest" / "objects.parquet")
-    result = score_release(copy, methods, tmp_path / "out", bootstrap=0)
+    result = score_release(copy, methods, tmp_path / "out", Settings(bootstrap=0))
     flagged = sorted(r["object_id"] for r, f in zip(table.to_pylist(), flags, strict=True) if f)
     assert sorted({r["object_id"] for r in result.rows}) == flagged
     assert result.summary["n_objects"] == len(flagged)
@@ -170,7 +172,7 @@ def test_a_broken_ground_truth_stops_the_run(release, methods, tmp_path):
     shutil.copytree(release, broken)
     (broken / "objects" / LAPTOP / "object.urdf").write_text("<robot", encoding="utf-8")
     with pytest.raises(ScoreError, match=LAPTOP):
-        score_release(broken, methods, tmp_path / "out", subset="all", bootstrap=0)
+        score_release(broken, methods, tmp_path / "out", Settings(subset="all", bootstrap=0))
     runner = CliRunner()
     args = ["score", "--release", str(broken), "--pred", f"copy={methods['copy']}"]
     result = runner.invoke(app, [*args, "--out", str(tmp_path / "o"), "--subset", "all"])
@@ -215,6 +217,8 @@ def test_prefect_flow_matches_the_plain_function(release, methods, scored, tmp_p
 
     result, first = scored
     with prefect_test_harness():
-        flow_result = score_flow(release, methods, tmp_path, subset="all", bootstrap=500, seed=1)
+        flow_result = score_flow(
+            release, methods, tmp_path, Settings(subset="all", bootstrap=500, seed=1)
+        )
     assert flow_result.rows == result.rows
     assert (tmp_path / "summary.json").read_bytes() == (first / "summary.json").read_bytes()

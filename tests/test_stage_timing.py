@@ -11,11 +11,10 @@ from normalize.timing import stage_record, timed
 
 
 def test_a_nested_stage_is_not_counted_in_the_stage_around_it():
-    with stage_record() as record:
-        with timed("convention"):
-            time.sleep(0.05)
-            with timed("meshes"):
-                time.sleep(0.2)
+    with stage_record() as record, timed("convention"):
+        time.sleep(0.05)
+        with timed("meshes"):
+            time.sleep(0.2)
     assert 0.2 <= record["meshes"] < 0.35
     assert 0.05 <= record["convention"] < 0.15
 
