@@ -3,7 +3,7 @@
 `assemble_release` writes, into the staging folder (whose `objects/` the batches filled): the
 Parquet manifests with split and eval200, the objects of each split under `data/objects/`, the
 statistics plots and the previews gallery, release.json, CHANGELOG.md, the dataset card
-README.md, LICENSES.md, the release browser (index.html and browser/data.js) and
+README.md, LICENSES.md, the release browser (index.html and browser/) and
 checksums.sha256. `runs` are the build's per-source results (source, discovered ids, outcomes:
 see `pipeline.chain` for an outcome's fields).
 """
@@ -282,15 +282,12 @@ def assemble_release(
     )
     (staging / card.LICENSES_FILE).write_text(card.licenses_markdown(info), encoding="utf-8")
     _write_sources_file(staging, runs, sources_file)
-    preview_entries = {o["object_id"]: o.get("preview") for o in accepted}
     write_browser(
         staging,
         browser_data(
             info,
-            tables["objects"],
-            tables["joints"],
-            tables["links"],
-            preview_entries,
+            tables,
+            {o["object_id"]: o.get("preview") for o in accepted},
             {o["object_id"]: list(o["files"]) for o in accepted},
         ),
     )

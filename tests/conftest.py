@@ -142,6 +142,58 @@ def sample_release(sample_library, tmp_path_factory, builds) -> Path:
     return out
 
 
+#: The source `decided_release` adds to the sample library.
+DOORS_SOURCE = {
+    "name": "doors",
+    "format": "urdf",
+    "path": "doors",
+    "license": "CC-BY-4.0 (test doors)",
+    "spdx": "CC-BY-4.0",
+    "url": "https://github.com/example/doors",
+    "revision": "0123456789abcdef0123456789abcdef01234567",
+}
+
+
+@pytest.fixture(scope="session")
+def decided_release(sample_library, tmp_path_factory) -> Path:
+    """A release with every kind of decision: the sample library and a source `doors` (with
+    its own license, url and revision) of a good door (accepted), a door hinged far from it
+    (accepted, to review: attachment.axis), reversed limits and malformed XML (rejected).
+    Built once per session like `sample_release`. Read-only."""
+    import yaml
+    from verify_assets import door_urdf, write
+
+    from flows.commands import build_release
+    from normalize.sources import load_sources
+    from pipeline.build import BuildConfig
+
+    library = tmp_path_factory.mktemp("decided") / "library"
+    shutil.copytree(sample_library, library)
+    write(
+        library / "doors",
+        {
+            "good/cabinet.urdf": door_urdf(),
+            "far/cabinet.urdf": door_urdf(hinge_offset=1.0),
+            "reversed/cabinet.urdf": door_urdf(lower=1.5, upper=0.0),
+            "broken/cabinet.urdf": '<robot name="x"><link name="a"></robot>',
+        },
+    )
+    sources = yaml.safe_load((library / "sources.yaml").read_text(encoding="utf-8"))
+    sources["sources"].append(DOORS_SOURCE)
+    (library / "sources.yaml").write_text(yaml.safe_dump(sources, sort_keys=False))
+    out = library.parent / "release"
+    config = BuildConfig(
+        sources=load_sources(library / "sources.yaml"),
+        out=out,
+        version="test",
+        runner="local",
+        workers=1,
+        live=False,
+    )
+    build_release(config)
+    return out
+
+
 # Prefect reads its settings when first imported: give the test session a private PREFECT_HOME
 # (never the developer's profiles or database), quiet logs and no telemetry, before any test
 # module imports it.
