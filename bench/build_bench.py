@@ -38,10 +38,6 @@ import tempfile
 import time
 from pathlib import Path
 
-# Run as a script, bench/ comes first on sys.path, and bench/duplicates.py would stand in for the
-# duplicates package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 

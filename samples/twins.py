@@ -1,5 +1,5 @@
 """Planted duplicates and near-misses for the duplicate stage (`arena generate` with a
-duplicate fraction; bench/duplicates.py).
+duplicate fraction; bench/duplicate_stage.py).
 
 A twin is an object built from the design of an earlier object (the same seeded choices) and
 changed by one variant. Duplicates (the same physical object):

@@ -2,7 +2,7 @@
 near-misses (`samples.twins`), built cold; precision and recall of the duplicate pairs found,
 and the stage's wall time against the whole build's, in one run.
 
-    .venv/bin/python bench/duplicates.py [--n 2000] [--twins 0.2] [--seed 0] [--workers 2]
+    .venv/bin/python bench/duplicate_stage.py [--n 2000] [--twins 0.2] [--seed 0] [--workers 2]
                                          [--runner process]
 
 The build is the default one (`arena build`: previews on, `--runner process`, i.e. Prefect;
@@ -12,8 +12,8 @@ The build is the default one (`arena build`: previews on, `--runner process`, i.
 for: workers, Prefect's server), the build's own seconds (objects phase, assembly, the stage)
 and its per-stage split (seconds summed over objects). `--n 20000` is the issue's measurement
 and also a 20,000-object cold build with previews (the scale target: 30 minutes).
-    .venv/bin/python bench/duplicates.py --stage-only KEPT [--json PATH]
-    .venv/bin/python bench/duplicates.py --blocking-only KEPT [--copies 20] [--json PATH]
+    .venv/bin/python bench/duplicate_stage.py --stage-only KEPT [--json PATH]
+    .venv/bin/python bench/duplicate_stage.py --blocking-only KEPT [--copies 20] [--json PATH]
 
 `--keep DIR` keeps the release and the library's twins.json in DIR; `--stage-only DIR` runs the
 stage again on such a kept release (its per-object results as the build left them: manifests
@@ -44,22 +44,18 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-# This file's folder comes first on sys.path when run as a script, and its name would hide the
-# `duplicates` package: look packages up from the repository instead.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
+import numpy as np
+import pyarrow.parquet as pq
 
-import numpy as np  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+from duplicates import find_duplicates, record_from_rows
+from duplicates.keys import candidate_pairs, cheap_match
+from duplicates.settings import load_settings
+from normalize.sources import load_sources
+from pipeline.build import BuildConfig
+from samples.generate import generate_library
 
-from duplicates import find_duplicates, record_from_rows  # noqa: E402
-from duplicates.keys import candidate_pairs, cheap_match  # noqa: E402
-from duplicates.settings import load_settings  # noqa: E402
-from normalize.sources import load_sources  # noqa: E402
-from pipeline.build import BuildConfig  # noqa: E402
-from samples.generate import generate_library  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results" / "duplicates.json"
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results" / "duplicates.json"
 
 
 def _pairs(groups) -> set[frozenset]:
@@ -129,7 +125,7 @@ def run(n: int, twins: float, seed: int, workers: int, runner: str, keep: Path |
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         }
         env.pop("PREFECT_API_URL", None)  # the temporary server, as `arena build` alone runs
-        subprocess.run(command, check=True, cwd=HERE.parent, env=env)
+        subprocess.run(command, check=True, cwd=REPO, env=env)
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
