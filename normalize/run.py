@@ -59,6 +59,7 @@ from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject
 from normalize.sources import load_sources
 from normalize.urdf_writer import export_object
+from normalize.usd_writer import write_usd
 
 REPORT_NAME = "normalize_report.json"
 
@@ -127,6 +128,7 @@ def normalize_candidate(candidate: Candidate, out_root: Path) -> NormalizeResult
         # processes for it by path, and the verification's loads of the same files reuse them.
         with _phase("write"):
             write_mjcf(written.object, final)
+            write_usd(written.object, final)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         shutil.rmtree(final, ignore_errors=True)
