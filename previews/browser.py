@@ -8,7 +8,7 @@ with its thumbnail (lazy-loaded, 200 rows at a time), category, supercategory, j
 type, status and warnings; filters by supercategory, category, joint type and status (and the
 object id); `#object=<object_id>` opens an object's panel with its previews (lower | rest |
 upper per driving joint group), its kinematic tree (links and joints with type and limits) and
-links to its URDF, MJCF and meshes.
+links to its URDF, MJCF, USD and meshes.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from previews import PREVIEW_FOLDER
 INDEX = "index.html"
 DATA = "browser/data.js"
 DATA_PREFIX = "window.ARENA_BROWSER = "
+MODEL_FILES = ("object.urdf", "object.xml", "object.usda")  # linked by name, not with the meshes
 
 
 def _limit(value: float) -> float | None:
@@ -74,10 +75,9 @@ def browser_data(
                 "preview_detail": preview["detail"],
                 "urdf": Path(row["urdf_path"]).name,
                 "mjcf": "object.xml" if "object.xml" in names else None,
+                "usd": "object.usda" if "object.usda" in names else None,
                 "meshes": sorted(
-                    n
-                    for n in names
-                    if n.split("/")[0] != PREVIEW_FOLDER and n not in ("object.urdf", "object.xml")
+                    n for n in names if n.split("/")[0] != PREVIEW_FOLDER and n not in MODEL_FILES
                 ),
                 "links": sorted(links_of[oid]),
                 "joints": joints_of[oid],
