@@ -124,7 +124,7 @@ def test_joint_types_limits_in_degrees_axes_and_couplings(demo):
                 assert math.isclose(prismatic.GetLowerLimitAttr().Get(), joint.lower, abs_tol=1e-7)
                 token = prismatic.GetAxisAttr().Get()
             # the USD axis in the world at rest is the URDF's
-            rotation = usd_checks._pose(local0, usd_joint.GetLocalRot0Attr().Get())[:3, :3]
+            rotation = usd_checks.frame_pose(local0, usd_joint.GetLocalRot0Attr().Get())[:3, :3]
             world = frames[joint.name][:3, :3] @ joint.origin[:3, :3].T @ rotation
             axis = world @ np.eye(3)["XYZ".index(token)]
             assert np.allclose(axis, frames[joint.name][:3, :3] @ joint.axis, atol=1e-6)
@@ -157,7 +157,7 @@ def test_masses_and_inertias_are_the_urdfs(demo):
         for link in read_object(result.urdf_path).links:
             prim = stage.GetPrimAtPath(root.AppendPath(link.name))
             assert UsdPhysics.RigidBodyAPI(prim)
-            mass, com, inertia = usd_checks._mass(prim)
+            mass, com, inertia = usd_checks.mass_properties(prim)
             if link.inertial is None:
                 assert mass == pytest.approx(1e-9)
                 continue

@@ -1,13 +1,13 @@
 """The shipped USD (`object.usda` and `object_meshes.usdc`, normalize/usd_writer.py) read back
 with usd-core and compared with the URDF read back, and checked with usdchecker's rules.
 
-Reading: the stage is opened with `pxr` and parsed with UsdPhysics' own parser
-(`UsdPhysicsLoadStageFromPrimRange`, what simulators built on UsdPhysics read), whatever either
-prints quoted (`simulator.printed`, loader usd). Compared, with split helical joints as in the
-URDF: the link set (rigid bodies), each link's mass, centre of mass and inertia tensor (rebuilt
-from its principal moments and axes), its numbers of visual and collision shapes and the
-collision meshes' convex-hull approximation (`simulator.usd.links`); the joint set, each joint's
-type, parent and child, axis direction, origin, limits (degrees for revolute joints, none for
+Reading: the stage is opened with `pxr` and parsed with the UsdPhysics parser usd-core ships
+for simulators (`UsdPhysicsLoadStageFromPrimRange`); whatever either prints is quoted
+(`simulator.printed`, loader usd). Compared, with helical joints split as in the URDF: the link
+set (rigid bodies), each link's mass, centre of mass and inertia tensor (rebuilt from its
+principal moments and axes), its numbers of visual and collision shapes and the collision
+meshes' convex-hull approximation (`simulator.usd.links`); the joint set, each joint's type,
+parent and child, axis direction, origin, limits (degrees for revolute joints, none for
 continuous and unbounded ones) and mimic coupling, the fixed root joint and the articulation
 root (`simulator.usd.joints`); each link's rest pose, chained from the world through the USD
 joint frames and as placed by its Xform (`simulator.usd.rest_pose`). UsdPhysics stores joint
@@ -78,13 +78,16 @@ class UsdJoint:
 
 @dataclass
 class UsdObject:
+    """What `read_usd` found: stage units, rigid bodies and joints by name, articulation roots."""
+
     units: dict[str, object]
     bodies: dict[str, UsdBody]
     joints: dict[str, UsdJoint]
     roots: list[str]  # what the articulation roots are (joint or body names)
 
 
-def _pose(position, orientation) -> np.ndarray:
+def frame_pose(position, orientation) -> np.ndarray:
+    """The 4x4 pose of a USD position and quaternion (Gf vectors and quaternions)."""
     pose = np.eye(4)
     pose[:3, :3] = quaternion_matrix(
         (orientation.GetReal(), *(float(v) for v in orientation.GetImaginary()))
@@ -99,7 +102,7 @@ def _name(path, root) -> str | None:
     return path.name if path.GetParentPath() == root else str(path)
 
 
-def _mass(prim) -> tuple[float, np.ndarray, np.ndarray]:
+def mass_properties(prim) -> tuple[float, np.ndarray, np.ndarray]:
     """(mass, centre of mass, inertia tensor) from a prim's MassAPI attributes."""
     from pxr import UsdPhysics
 
@@ -149,7 +152,7 @@ def read_usd(path: Path) -> UsdObject:
         visuals = prim.GetChild(VISUALS)
         shapes = [p for p in visuals.GetChildren() if p.IsA(UsdGeom.Gprim)] if visuals else []
         bodies[_name(body_path, root)] = UsdBody(
-            np.array(pose, dtype=float).T, *_mass(prim), visuals=len(shapes)
+            np.array(pose, dtype=float).T, *mass_properties(prim), visuals=len(shapes)
         )
     for kind, (_, descs) in parsed.items():
         if not kind.name.endswith("Shape"):
@@ -174,13 +177,13 @@ def read_usd(path: Path) -> UsdObject:
                 limits = (desc.limit.lower, desc.limit.upper)
                 if joint_type == "revolute":
                     limits = (math.radians(limits[0]), math.radians(limits[1]))
-            joints[_name(joint_path, root.AppendChild("joints"))] = UsdJoint(
+            joints[_name(joint_path, root.AppendChild(JOINTS))] = UsdJoint(
                 type=joint_type,
                 body0=_name(desc.body0, root),
                 body1=_name(desc.body1, root),
                 axis=desc.axis.name if hasattr(desc, "axis") else None,
-                local0=_pose(desc.localPose0Position, desc.localPose0Orientation),
-                local1=_pose(desc.localPose1Position, desc.localPose1Orientation),
+                local0=frame_pose(desc.localPose0Position, desc.localPose0Orientation),
+                local1=frame_pose(desc.localPose1Position, desc.localPose1Orientation),
                 limits=limits,
                 mimic=_mimic(stage.GetPrimAtPath(joint_path)),
             )
@@ -346,7 +349,7 @@ def _site(error, stage) -> str:
     return f"file {USD_NAME}"
 
 
-def _compliance(path: Path) -> list[CheckResult]:
+def compliance_results(path: Path) -> list[CheckResult]:
     """`simulator.usd.compliance` and `.compliance_warning`: usdchecker's rules (see the module
     docstring), one failed result per error or warning, on the link or joint it names."""
     from pxr import Usd, UsdValidation
@@ -360,13 +363,13 @@ def _compliance(path: Path) -> list[CheckResult]:
     context = UsdValidation.ValidationContext(registry.GetOrLoadValidatorsByName(names))
     stage = Usd.Stage.Open(str(path))
     rules = f"usdchecker's {len(names)} rules"
-    errors = context.Validate(stage)
+    reported = context.Validate(stage)
     out = []
     for check_id, severity, kind in (
         ("simulator.usd.compliance", "error", UsdValidation.ValidationErrorType.Error),
         ("simulator.usd.compliance_warning", "warning", UsdValidation.ValidationErrorType.Warn),
     ):
-        found = [e for e in errors if e.GetType() == kind]
+        found = [e for e in reported if e.GetType() == kind]
         out += [
             single(
                 check_id,
@@ -410,7 +413,7 @@ def run(ctx: Context) -> list[CheckResult]:
     try:
         with printed_output() as printed:
             read = read_usd(path)
-            compliance = _compliance(path)
+            compliance = compliance_results(path)
     except Exception as exc:  # a file the reader refuses is the finding
         message = f"usd-core cannot read {USD_NAME}: {type(exc).__name__}: {exc}"
         return [single("simulator.load.usd", "error", False, message, element=f"file {USD_NAME}")]
