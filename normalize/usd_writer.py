@@ -315,21 +315,26 @@ class _Writer:
                 prim.CreateAttribute(MIMIC_OFFSET, double, custom=True).Set(joint.mimic.offset)
 
 
+def installed() -> bool:
+    """Whether usd-core (the `pxr` package, the `usd` extra) is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("pxr") is not None
+
+
 def usd_version() -> str | None:
     """The installed usd-core's version ("26.11"), None without it."""
-    try:
-        from pxr import Usd
-    except ImportError:
+    if not installed():
         return None
+    from pxr import Usd
+
     return ".".join(str(v) for v in Usd.GetVersion()[1:])
 
 
 def write_usd(obj: ArticulatedObject, folder: Path) -> Path | None:
     """Write `folder/object.usda` for the written object `obj` (mesh filenames relative to
     `folder`); None when usd-core is not installed or a name is no USD identifier."""
-    try:
-        import pxr  # noqa: F401
-    except ImportError:
+    if not installed():
         return None
     obj = split_helical(obj)
     if not usable_names(obj):

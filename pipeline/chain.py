@@ -96,11 +96,13 @@ class BatchSettings:
 
 @cache
 def _load_stages() -> None:
-    """Import the stages and load the taxonomy once per process."""
+    """Import the stages, load the taxonomy and usd-core once per process."""
     import normalize.run  # noqa: F401
     import verify  # noqa: F401
+    from verify.checks.usd import load_usd
 
     taxonomy_version()
+    load_usd()
 
 
 # --------------------------------------------------------------------------- versions and keys

@@ -6,7 +6,6 @@ Without usd-core the check reports itself skipped."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import shutil
 from dataclasses import replace
@@ -15,6 +14,7 @@ import numpy as np
 import pytest
 from verify_assets import door_urdf, urdf_source, write
 
+from normalize import usd_writer
 from normalize.adapters import discover
 from normalize.run import normalize_candidate
 from normalize.sources import load_sources
@@ -24,7 +24,7 @@ from verify.checks import Context
 from verify.checks import usd as usd_checks
 
 needs_usd = pytest.mark.skipif(
-    importlib.util.find_spec("pxr") is None,
+    not usd_writer.installed(),
     reason="needs usd-core, the `usd` extra (pip install -e '.[usd]')",
 )
 
@@ -257,11 +257,9 @@ def test_primitive_shapes_pass_and_checker_runs_on_the_door(tmp_path):
 
 
 def test_without_usd_core_the_check_is_skipped_and_nothing_is_written(tmp_path, monkeypatch):
-    import sys
-
     root = write(tmp_path / "src", {"cabinet.urdf": door_urdf()})
     [candidate] = discover(urdf_source(root))
-    monkeypatch.setitem(sys.modules, "pxr", None)  # import pxr raises ImportError
+    monkeypatch.setattr(usd_writer, "installed", lambda: False)
     result = normalize_candidate(candidate, tmp_path / "out")
     assert not (result.urdf_path.parent / USD_NAME).exists()
     monkeypatch.setattr(usd_checks, "installed", lambda: False)

@@ -21,14 +21,16 @@ Without usd-core every check here is reported skipped (`simulator.skipped`, load
 from __future__ import annotations
 
 import math
+import tempfile
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from normalize.helical import split_helical
 from normalize.mjcf_writer import BOUND_INERTIA, BOUND_MASS
-from normalize.model import ArticulatedObject, Joint
+from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
 from normalize.transforms import invert, quaternion_matrix
 from normalize.usd_writer import (
     JOINTS,
@@ -38,7 +40,9 @@ from normalize.usd_writer import (
     ROOT_JOINT,
     USD_NAME,
     VISUALS,
+    installed,
     link_colliders,
+    write_usd,
 )
 from verify.checks import Context, aggregate, single
 from verify.report import CheckResult
@@ -392,11 +396,25 @@ def _by_element(check_id: str, problems: list[str], passed_message: str) -> list
     return failed or [single(check_id, "error", True, passed_message)]
 
 
-def installed() -> bool:
-    """Whether usd-core (the `pxr` package, the `usd` extra) can be imported."""
-    import importlib.util
-
-    return importlib.util.find_spec("pxr") is not None
+@cache
+def load_usd() -> None:
+    """Load what writing and reading back a USD use (usd-core's libraries, plugins, schemas and
+    validators) by writing and checking a two-link object in a temporary folder, once per
+    process: about 1.1 GiB of address space, little of it resident, which the first object of a
+    worker process would otherwise be charged under its memory limit (`limits.memory`); the
+    build and `arena validate` call it before an object's limits apply."""
+    if not installed():
+        return
+    box = Geometry("box", size=(0.1, 0.1, 0.1), name="base_collision_0")
+    inertial = Inertial(1.0, np.zeros(3), np.eye(3))
+    joint = Joint("joint_0", "revolute", "base", "link_0", lower=0.0, upper=1.0)
+    obj = ArticulatedObject(
+        "load_usd", (Link("base", collisions=(box,), inertial=inertial), Link("link_0")), (joint,)
+    )
+    with tempfile.TemporaryDirectory(prefix="arena-usd-") as folder:
+        path = write_usd(obj, Path(folder))
+        read_usd(path)
+        compliance_results(path)
 
 
 def run(ctx: Context) -> list[CheckResult]:
