@@ -144,8 +144,9 @@ def _place(xformable, pose: np.ndarray, scale=None) -> None:
 
 
 class _Writer:
-    """Builds the two layers; nothing is composed while writing (the shapes' references to the
-    geometry file are added once the stage is gone), so nothing is read back."""
+    """Builds the two layers. The shapes' references to the geometry file are added to the
+    layer once the stage editing it is gone: a stage would compose them, and a relative path
+    does not resolve from a layer in memory."""
 
     def __init__(self, obj: ArticulatedObject, folder: Path):
         from pxr import Sdf, Tf, Usd, UsdGeom, UsdPhysics
@@ -163,7 +164,7 @@ class _Writer:
         UsdGeom.SetStageUpAxis(self.geometry, UsdGeom.Tokens.z)
         UsdGeom.SetStageMetersPerUnit(self.geometry, 1.0)
         self.meshes: dict[str, str] = {}  # mesh file -> its prim path in the geometry file
-        self.references: list[tuple[object, str]] = []  # (shape path, geometry prim path)
+        self.references: list[tuple] = []  # (shape's Sdf.Path, its mesh's path in the file)
 
     def path(self, *names: str):
         return self.root.GetPath().AppendPath("/".join(names))
