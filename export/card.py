@@ -240,7 +240,9 @@ USES = """## Uses
 - Training such methods on the `train` split: splits are drawn by duplicate cluster, so copies of
   one object shipped by several sources never straddle two splits.
 - Simulation: every object is a URDF (and an MJCF) that loads in MuJoCo, PyBullet and yourdfpy,
-  with meshes, masses and inertias.
+  with meshes, masses and inertias, and a UsdPhysics articulation for Isaac Sim and Isaac Lab
+  (`object.usda`, where `usd_path` is set; mimic couplings, helical joints included, are
+  recorded there but not enforced).
 - Statistics of articulated objects: joint types, categories and sources.
 
 ### Out-of-scope use
@@ -273,8 +275,9 @@ object is right":
   5 mm): they warn and send objects to review, they never refuse one, and they do not see parts
   touching at rest, a part wholly inside another or an intersection under the tolerance.
 - The simulator checks load each file in MuJoCo, PyBullet and yourdfpy and compare forward
-  kinematics at a few configurations; they do not simulate dynamics or contacts, nor try other
-  simulators.
+  kinematics at a few configurations, and read `object.usda` back with usd-core (links, joints,
+  limits, rest poses, masses); they do not simulate dynamics or contacts, nor run Isaac Sim or
+  other simulators.
 - Masses and inertias the pipeline computed (where a source gives none) are a model of solid or
   walled parts, checked for plausibility only.
 - Duplicates are found among copies turned about the vertical axis and scaled by a unit factor;

@@ -27,6 +27,7 @@ from export.digests import sha256_file, sha256_hex
 from normalize.convention import rest_bounds
 from normalize.mjcf_writer import MJCF_NAME
 from normalize.model import ArticulatedObject, Geometry
+from normalize.usd_writer import USD_NAME
 from previews.render import REST
 
 TABLES = ("objects", "joints", "links", "rejects", "review", "duplicates", "source_files")
@@ -258,8 +259,10 @@ def object_row(
         "n_mimic": sum(j.mimic is not None for j in obj.joints),
         "urdf_path": urdf_path,
         "urdf_sha256": files[urdf_name],
-        "mjcf_path": _mjcf_path(urdf_path) if MJCF_NAME in files else None,
+        "mjcf_path": _beside(urdf_path, MJCF_NAME) if MJCF_NAME in files else None,
         "mjcf_sha256": files.get(MJCF_NAME),
+        "usd_path": _beside(urdf_path, USD_NAME) if USD_NAME in files else None,
+        "usd_sha256": files.get(USD_NAME),
         "assets_sha256": digest_listing(assets),
         "n_files": len(files),
         "total_bytes": sum((object_dir / name).stat().st_size for name in files),
@@ -279,8 +282,8 @@ def object_row(
     }
 
 
-def _mjcf_path(urdf_path: str) -> str:
-    return (Path(urdf_path).parent / MJCF_NAME).as_posix()
+def _beside(urdf_path: str, name: str) -> str:
+    return (Path(urdf_path).parent / name).as_posix()
 
 
 def reject_row(

@@ -58,6 +58,7 @@ from normalize.model import ArticulatedObject
 from normalize.sources import load_sources
 from normalize.timing import timed
 from normalize.urdf_writer import export_object
+from normalize.usd_writer import write_usd
 
 REPORT_NAME = "normalize_report.json"
 
@@ -110,6 +111,7 @@ def normalize_candidate(candidate: Candidate, out_root: Path) -> NormalizeResult
         # processes for it by path, and the verification's loads of the same files reuse them.
         with timed("export"):
             write_mjcf(written.object, final)
+            write_usd(written.object, final)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         shutil.rmtree(final, ignore_errors=True)

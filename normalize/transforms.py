@@ -79,3 +79,26 @@ def axis_angle_matrix(axis, angle: float) -> np.ndarray:
     a = np.asarray(axis, dtype=float)
     k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
     return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+
+
+def matrix_quaternion(rotation) -> np.ndarray:
+    """The unit quaternion (w, x, y, z), w >= 0, of a rotation matrix (inverse of
+    :func:`quaternion_matrix`), computed from its largest component for accuracy."""
+    r = np.asarray(rotation, dtype=float)
+    trace = r[0, 0] + r[1, 1] + r[2, 2]
+    diagonal = (r[0, 0], r[1, 1], r[2, 2])
+    if trace >= max(diagonal):
+        w = math.sqrt(1.0 + trace) / 2.0
+        q = [w, (r[2, 1] - r[1, 2]) / (4 * w), (r[0, 2] - r[2, 0]) / (4 * w)]
+        q.append((r[1, 0] - r[0, 1]) / (4 * w))
+    else:
+        i = int(np.argmax(diagonal))
+        j, k = (i + 1) % 3, (i + 2) % 3
+        v = math.sqrt(max(1.0 + r[i, i] - r[j, j] - r[k, k], 0.0)) / 2.0
+        q = [0.0, 0.0, 0.0, 0.0]
+        q[0] = (r[k, j] - r[j, k]) / (4 * v)
+        q[1 + i] = v
+        q[1 + j] = (r[j, i] + r[i, j]) / (4 * v)
+        q[1 + k] = (r[k, i] + r[i, k]) / (4 * v)
+    out = np.array(q) / np.linalg.norm(q)
+    return -out if out[0] < 0 else out

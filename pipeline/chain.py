@@ -97,11 +97,13 @@ class BatchSettings:
 
 @cache
 def _load_stages() -> None:
-    """Import the stages and load the taxonomy once per process."""
+    """Import the stages, load the taxonomy and usd-core once per process."""
     import normalize.run  # noqa: F401
     import verify  # noqa: F401
+    from verify.checks.usd import load_usd
 
     taxonomy_version()
+    load_usd()
 
 
 # --------------------------------------------------------------------------- versions and keys
@@ -133,15 +135,18 @@ def taxonomy_version() -> str:
 
 
 def current_versions() -> tuple[tuple[str, str], ...]:
-    """Pipeline, code, convention and taxonomy versions and the preview renderer (a cached
-    result is valid only for the same ones: installing a GL backend renders the previews that
-    an earlier build skipped)."""
+    """Pipeline, code, convention and taxonomy versions, the preview renderer and usd-core (a
+    cached result is valid only for the same ones: installing a GL backend renders the previews
+    that an earlier build skipped, installing usd-core writes the USD files)."""
+    from normalize.usd_writer import usd_version
+
     return (
         ("pipeline", PIPELINE_VERSION),
         ("code", code_fingerprint()),
         ("convention", convention_version()),
         ("taxonomy", taxonomy_version()),
         ("previews", previews.backend().identity()),
+        ("usd", usd_version() or "not installed"),
     )
 
 

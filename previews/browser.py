@@ -8,10 +8,10 @@ because browsers refuse `fetch()` of a file next to a page opened from `file://`
   its filters and sorting need: accepted objects (review items among them) and rejects (code,
   message, files relative to the source root), and per source its license and upstream.
 - `browser/details/<k>.js` (`window.ARENA_DETAILS({...});`): what an object's page adds (joint
-  groups of its previews, kinematic tree, files, source files with their sha256, its review
-  item), for the accepted objects `k * CHUNK` to `(k + 1) * CHUNK - 1` of data.js; the page
-  loads one when it opens an object, so data.js stays small for 20,000 objects with
-  hundreds of source files each.
+  groups of its previews, kinematic tree, files (URDF, MJCF, USD, meshes), source files with
+  their sha256, its review item), for the accepted objects `k * CHUNK` to `(k + 1) * CHUNK - 1`
+  of data.js; the page loads one when it opens an object, so data.js stays small for 20,000
+  objects with hundreds of source files each.
 
 The page lists the objects with their thumbnails (lazy-loaded, 200 rows at a time); filters by
 status (accepted, review, rejected, all), supercategory, category, joint type, checks, source,
@@ -40,6 +40,7 @@ CHUNK = 100
 
 # A repository's home page on a forge whose tree at a revision has a known address.
 _FORGE = re.compile(r"^(https://(?:github\.com|gitlab\.com)/[^/?#]+/[^/?#]+?)(?:\.git)?/?$")
+MODEL_FILES = ("object.urdf", "object.xml", "object.usda")  # linked by name, not with the meshes
 
 
 def _limit(value: float) -> float | None:
@@ -113,10 +114,9 @@ def browser_data(
             "preview_detail": preview["detail"],
             "urdf": Path(row["urdf_path"]).name,
             "mjcf": "object.xml" if "object.xml" in names else None,
+            "usd": "object.usda" if "object.usda" in names else None,
             "meshes": sorted(
-                n
-                for n in names
-                if n.split("/")[0] != PREVIEW_FOLDER and n not in ("object.urdf", "object.xml")
+                n for n in names if n.split("/")[0] != PREVIEW_FOLDER and n not in MODEL_FILES
             ),
             "links": sorted(links_of[oid]),
             "joints": joints_of[oid],

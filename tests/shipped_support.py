@@ -16,6 +16,8 @@ from normalize.adapters import discover
 from normalize.run import normalize_candidate
 from normalize.sources import SourceConfig
 from normalize.urdf import read_object
+from normalize.usd_writer import USD_NAME
+from verify.checks import usd
 from verify.loaders import load_in_subprocess, yourdfpy_problems
 from verify.urdf_spec import urdf_spec_problems
 from verify.validate import validate_paths
@@ -176,3 +178,6 @@ def assert_files_meet_their_specifications(release: Path) -> None:
         assert urdf_spec_problems(etree.parse(str(path)).getroot()) == [], path
     compiled = load_in_subprocess("mujoco", mjcfs)
     assert [r.path for r in compiled if not (r.loaded and r.output == "")] == []
+    if usd.installed():  # every object.usda passes usdchecker's rules, warnings included
+        failed = [r for p in urdfs for r in usd.compliance_results(p.with_name(USD_NAME))]
+        assert [r.message for r in failed if not r.passed] == []

@@ -1,7 +1,8 @@
 """Every shipped file meets its format's specification, read by reference validators: each
 `object.urdf` passes yourdfpy's `validate()` and has every element and attribute the URDF
-specification requires (`verify.urdf_spec`), and each `object.xml` compiles in MuJoCo without
-printing anything. On the demo release here, on the corpus release in test_release_corpus.py."""
+specification requires (`verify.urdf_spec`), each `object.xml` compiles in MuJoCo without
+printing anything, and each `object.usda` passes usdchecker's rules (with usd-core). On the demo
+release here, on the corpus release in test_release_corpus.py."""
 
 from __future__ import annotations
 

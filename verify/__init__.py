@@ -30,6 +30,7 @@ from verify.checks import (
     structure,
 )
 from verify.checks import simulator as simulator_checks
+from verify.checks import usd as usd_checks
 from verify.report import CheckResult, VerificationReport, rejection_report, source_path_of
 
 __all__ = ["CheckResult", "VerificationReport", "rejection_report", "verify_object"]
@@ -70,7 +71,7 @@ def verify_object(result, source, *, simulator: bool = True, assignment=None) ->
         report.moving_joints = len(ctx.reread.moving_joints)
         families = list(FAMILIES)
         if simulator:
-            families.append(("simulator", simulator_checks.run))
+            families += [("simulator", simulator_checks.run), ("usd", usd_checks.run)]
         for name, family in families:
             checks += _guarded(name, family, ctx)
         if not simulator:

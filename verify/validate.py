@@ -317,6 +317,9 @@ def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
 def validated(jobs: list) -> Iterator[VerificationReport]:
     """`validate_candidate` of each (candidate, out, keep, seconds, memory) job in turn: what
     the worker processes run."""
+    from verify.checks.usd import load_usd
+
+    load_usd()  # before the objects' memory limits apply
     for job in jobs:
         yield validate_candidate(*job)
 

@@ -338,7 +338,7 @@ def run(ctx: Context) -> list[CheckResult]:
             continue
         out.append(single(check_id, "error", True, f"{label} loads {path.name}"))
         if printed:
-            noisy.append(_printed(loader, label, path, printed))
+            noisy.append(printed_check(loader, label, path, printed))
         loaded[loader] = poses
     if loaded and not noisy:
         names = ", ".join(LOADERS[loader][0] for loader in loaded)
@@ -348,7 +348,7 @@ def run(ctx: Context) -> list[CheckResult]:
     return out + noisy + _agreement(obj, loaded)
 
 
-def _printed(loader: str, label: str, path: Path, printed: str) -> CheckResult:
+def printed_check(loader: str, label: str, path: Path, printed: str) -> CheckResult:
     lines = [line for line in printed.splitlines() if line.strip()]
     shown = "; ".join(lines[:3]) + (f" (and {len(lines) - 3} more lines)" if len(lines) > 3 else "")
     return single(
