@@ -50,16 +50,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import trimesh
-from scipy.spatial import ConvexHull, QhullError
 
 from normalize import files, inputs
 from normalize.changes import Change
 from normalize.errors import AssetError
 from normalize.model import Geometry
 from normalize.paths import is_inside, resolve_reference
+
+if TYPE_CHECKING:  # trimesh and scipy are imported where meshes are read or computed
+    import trimesh
 
 MESH_DENSITY = 1000.0  # kg/m^3, water: the uniform density of computed inertials
 SHELL_THICKNESS = 0.001  # m: flat meshes (no enclosed volume) are weighed as a thin shell
@@ -142,6 +144,8 @@ _disk: Path | None = None  # where parsed meshes and mass properties are stored,
 @functools.cache
 def _code_key() -> str:
     """What stored entries depend on besides file content: this module and trimesh."""
+    import trimesh
+
     code = Path(__file__).read_bytes() + trimesh.__version__.encode()
     return hashlib.sha256(code).hexdigest()[:16]
 
@@ -362,8 +366,9 @@ def read_mesh_bytes(path: Path, element: str | None = None, what: str = "mesh fi
         ) from None
 
 
-class _ConfinedResolver(trimesh.resolvers.Resolver):
-    """Lets a GLTF read its buffers and images only from beside it, inside `root`."""
+class _ConfinedResolver:
+    """Lets a GLTF read its buffers and images only from beside it, inside `root` (trimesh's
+    resolver interface, `trimesh.resolvers.Resolver`)."""
 
     def __init__(self, path: Path, root: Path):
         self.path, self.root = path, root
@@ -387,6 +392,9 @@ class _ConfinedResolver(trimesh.resolvers.Resolver):
 
     def keys(self):
         return []
+
+    def __getitem__(self, name):
+        return self.get(name)
 
 
 class _LibraryLog(logging.Handler):
@@ -834,6 +842,8 @@ def _obj_arrays(data: bytes) -> list[tuple[np.ndarray, np.ndarray]] | None:
     """(vertices, faces) of each part of an OBJ file with faces, from trimesh's OBJ reader
     without building a scene of it; None when the reader gives something else (a point cloud,
     a part placed by a transform), which the scene then handles."""
+    import trimesh
+
     loaded = trimesh.exchange.obj.load_obj(io.BytesIO(data), skip_materials=True)
     if not isinstance(loaded.get("geometry"), dict) or any(
         "matrix" in edge for edge in loaded.get("graph") or ()
@@ -887,6 +897,8 @@ def _parse(
     data: bytes, path: Path, root: Path | None, element: str | None = None
 ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, str], ...]]:
     """(vertices in metres, faces, notes) of a mesh file's bytes."""
+    import trimesh
+
     suffix = path.suffix.lower()
     if suffix == ".msh":
         vertices, faces, notes = _msh_arrays(data, path, element)
@@ -1099,6 +1111,8 @@ def _mesh_mass(mesh: Mesh, scale: np.ndarray, density: float):
 def _convex_hull(points: np.ndarray) -> np.ndarray | None:
     """The triangles of the convex hull of `points`, wound outwards, or None when qhull
     refuses them (flat or degenerate sets)."""
+    from scipy.spatial import ConvexHull, QhullError
+
     try:
         hull = ConvexHull(points, qhull_options="QbB Pp Qt")
     except (QhullError, ValueError):
@@ -1111,6 +1125,8 @@ def _convex_hull(points: np.ndarray) -> np.ndarray | None:
 
 
 def _computed_mass(mesh: Mesh, scale: np.ndarray, density: float):
+    import trimesh
+
     faces = mesh.faces if np.prod(scale) > 0 else mesh.faces[:, ::-1]
     result = None
     with np.errstate(all="ignore"):
@@ -1360,6 +1376,8 @@ def write_obj_converted(source: Path, out_dir: Path, names: OutputNames, root: P
 
 def _primitive_surface(geometry: Geometry) -> trimesh.Trimesh:
     """The triangulated surface of a primitive, in its own frame."""
+    import trimesh
+
     size = geometry.size
     if geometry.kind == "box":
         return trimesh.creation.box(extents=size)
@@ -1378,6 +1396,8 @@ def _capsule_vertices(radius: float, length: float) -> np.ndarray:
 
 def capsule_trimesh(radius: float, length: float) -> trimesh.Trimesh:
     """A capsule along z: a cylinder of `length` capped by two hemispheres of `radius`."""
+    import trimesh
+
     return trimesh.creation.capsule(
         height=length, radius=radius, count=[CAPSULE_SECTIONS, CAPSULE_SECTIONS]
     )
@@ -1425,6 +1445,8 @@ def height_field_mesh(elevation: np.ndarray, size) -> tuple[np.ndarray, np.ndarr
 
 @functools.lru_cache(maxsize=1)
 def _unit_sphere() -> trimesh.Trimesh:
+    import trimesh
+
     return trimesh.creation.uv_sphere(radius=1.0, count=[SPHERE_SECTIONS, SPHERE_SECTIONS])
 
 
@@ -1496,6 +1518,8 @@ def thickened_collision(
     still thinner (a needle); a point or segment is grown by that much in every axis instead.
     None when the mesh at `scale` is thick enough to collide as it is. The result is thick
     enough, so normalizing it again leaves it alone. Cached by content, scale and moves."""
+    import trimesh
+
     scale = np.asarray(scale, dtype=float)
     thick_key = (mesh.sha256, tuple(scale.tolist()))
     if thick_key in _thick_enough:

@@ -279,7 +279,7 @@ def validate_candidate(
 
 def _checked(candidate: Candidate, out: Path, keep: Path | None) -> VerificationReport:
     from normalize.run import normalize_candidate
-    from verify import verify_object
+    from verify.run import verify_object
 
     try:
         result = normalize_candidate(candidate, out)
