@@ -65,6 +65,8 @@ PACKAGE_MARKERS = ("package.xml", "model.config")
 PARTNET_ENTRY = "mobility.urdf"
 ENTRY_SUFFIXES = (".urdf", ".sdf", ".world", ".xml")
 LICENSE = "unknown (validated with arena validate)"
+#: What a worker process imports as it starts, while the objects are still being found
+WORKER_MODULES = ("normalize.run", "verify.run")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -321,6 +323,10 @@ def validated(jobs: list) -> Iterator[VerificationReport]:
         yield validate_candidate(*job)
 
 
+def _pool_size(workers: int | None) -> int:
+    return workers or os.cpu_count() or 1
+
+
 def validate_candidates(
     candidates, workers: int | None = None, keep: Path | None = None
 ) -> list[VerificationReport]:
@@ -336,9 +342,9 @@ def validate_candidates(
             for i, c in enumerate(candidates)
             if isinstance(c, Candidate)
         ]
-        workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-        supervisor = shared(workers)
-        with ThreadPoolExecutor(workers) as threads:  # one job at a time to a free worker
+        supervisor = shared(_pool_size(workers))
+        with ThreadPoolExecutor(max(1, min(supervisor.size, len(jobs)))) as threads:
+            # one job at a time to a free worker
             runs = [
                 threads.submit(supervisor.run, validated, [job], (), hard_seconds(seconds), _lost)
                 for job in jobs
@@ -359,6 +365,7 @@ def validate_paths(
 ) -> list[VerificationReport]:
     """Validate every object under `paths` (files or folders); raises UsageError. root,
     package_roots: as in `candidates_for`; `keep`: see `validate_candidates`."""
+    shared(_pool_size(workers)).start(1, WORKER_MODULES)  # importing while objects are found
     candidates = candidates_for(paths, format, root=root, package_roots=package_roots)
     return validate_candidates(candidates, workers, keep)
 
