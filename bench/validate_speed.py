@@ -6,10 +6,12 @@ Whole-process wall clock, paired: each round runs `arena validate OBJECT` and th
 of bench/realistic.py (`_user_load`: yourdfpy with meshes, then MuJoCo's compiler) on the same
 `mobility.urdf`, in alternating order; the ratio is taken per round, then its median. One
 unmeasured round first warms the file cache. Both run in the same environment, with this
-checkout on PYTHONPATH. The default objects are the two PartNet-Mobility objects of median size
-in the shared corpus (kettle: MuJoCo compiles it; 45001: MuJoCo refuses its flat mesh, so the
-user's script stops at the compiler). Prints the medians and writes
-bench/results/validate_speed.json.
+checkout on PYTHONPATH and bytecode caching on (PYTHONDONTWRITEBYTECODE dropped: an installed
+package has its .pyc files), output to /dev/null (a wall ends when the process exits, not when
+a helper process that multiprocessing started closes the pipe). The default objects are the
+two PartNet-Mobility objects of median size in the shared corpus (kettle: MuJoCo compiles it;
+45001: MuJoCo refuses its flat mesh, so the user's script stops at the compiler). Prints the
+medians and writes bench/results/validate_speed.json.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ USER_SCRIPT = (
 
 def wall(command: list[str], env: dict) -> tuple[float, int]:
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, cwd=REPO, capture_output=True)
+    done = subprocess.run(
+        command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return time.perf_counter() - started, done.returncode
 
 
@@ -74,6 +78,7 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     load_before = [round(x, 2) for x in os.getloadavg()]
     wall([ARENA, "--help"], env)
     help_s = [wall([ARENA, "--help"], env)[0] for _ in range(args.runs)]
