@@ -10,12 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
-
 from normalize import files
 
 MAX_YAML_BYTES = 16 * 1024 * 1024
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when built
 
 
 class YamlError(ValueError):
@@ -29,8 +26,11 @@ class YamlError(ValueError):
 
 def parse_yaml(text: str | bytes, where: str = "YAML document") -> object:
     """The document in `text`; YamlError for aliases or invalid YAML."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when built
     try:
-        for event in yaml.parse(text, Loader=_LOADER):
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.AliasEvent):
                 mark = event.start_mark
                 line = f" (line {mark.line + 1})" if mark is not None else ""
@@ -38,7 +38,7 @@ def parse_yaml(text: str | bytes, where: str = "YAML document") -> object:
                     f"{where} uses a YAML alias (*{event.anchor}){line}; aliases are refused",
                     "yaml.alias",
                 )
-        return yaml.load(text, Loader=_LOADER)
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         raise YamlError(f"{where} is not valid YAML: {exc}", "yaml.invalid") from exc
     except UnicodeDecodeError as exc:
