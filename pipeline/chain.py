@@ -98,7 +98,7 @@ class BatchSettings:
 def _load_stages() -> None:
     """Import the stages and load the taxonomy once per process."""
     import normalize.run  # noqa: F401
-    import verify  # noqa: F401
+    import verify.run  # noqa: F401
 
     taxonomy_version()
 

@@ -26,6 +26,7 @@ normalized folders through `validate_command(report_writer=...)`).
 from __future__ import annotations
 
 import glob
+import importlib
 import json
 import os
 import re
@@ -65,7 +66,8 @@ PACKAGE_MARKERS = ("package.xml", "model.config")
 PARTNET_ENTRY = "mobility.urdf"
 ENTRY_SUFFIXES = (".urdf", ".sdf", ".world", ".xml")
 LICENSE = "unknown (validated with arena validate)"
-#: What a worker process imports as it starts, while the objects are still being found
+#: The stages a worker process imports before any object's limits (`validated`); the first
+#: worker imports them as it starts, while the objects are still being found
 WORKER_MODULES = ("normalize.run", "verify.run")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -319,6 +321,8 @@ def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
 def validated(jobs: list) -> Iterator[VerificationReport]:
     """`validate_candidate` of each (candidate, out, keep, seconds, memory) job in turn: what
     the worker processes run."""
+    for module in WORKER_MODULES:  # imports do not count on an object's limits
+        importlib.import_module(module)
     for job in jobs:
         yield validate_candidate(*job)
 
