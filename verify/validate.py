@@ -25,6 +25,7 @@ normalized folders through `validate_command(report_writer=...)`).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib
 import json
@@ -321,8 +322,9 @@ def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
 def validated(jobs: list) -> Iterator[VerificationReport]:
     """`validate_candidate` of each (candidate, out, keep, seconds, memory) job in turn: what
     the worker processes run."""
-    for module in WORKER_MODULES:  # imports do not count on an object's limits
-        importlib.import_module(module)
+    for module in WORKER_MODULES:  # off the objects' limits; a failure recurs in each object
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
     for job in jobs:
         yield validate_candidate(*job)
 
