@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from normalize.errors import AssetError
 
 MAX_LINKS = 1000  # links (MJCF bodies) and joints of one object; real objects have up to ~120
@@ -69,6 +67,8 @@ def check_values(obj, path=None, scale: float = 1.0, limit: float = MAX_MAGNITUD
     """Raise `parse.out_of_range` for a finite number beyond `limit` once the source's `scale`
     is applied (a millimetre source's masses are 1e9 times its kilogram ones); infinite limits
     are the adapters' business: refused as `parse.infinite` or allowed where unbounded."""
+    import numpy as np
+
     for element, what, values, dimension in _numbers(obj):
         values = np.asarray(values, dtype=float).ravel()
         finite = values[np.isfinite(values)]

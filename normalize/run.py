@@ -47,7 +47,9 @@ import numpy as np
 
 import schemas
 from normalize import adapters
-from normalize.adapters import discover
+
+# the readers the stage runs (mjcf, partnet_mobility, sdf, urdf) are imported with it
+from normalize.adapters import discover, mjcf, partnet_mobility, sdf, urdf  # noqa: F401
 from normalize.changes import Change
 from normalize.convention import CONVENTION_VERSION, canonicalize, reference_object
 from normalize.discovery import Candidate

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-
-from lxml import etree
+from typing import TYPE_CHECKING
 
 from normalize import files, inputs
 from normalize.changes import Change
 from normalize.errors import AssetError
+
+if TYPE_CHECKING:  # lxml is imported where a file is parsed
+    from lxml import etree
 
 MAX_XML_BYTES = 64 * 1024 * 1024
 _EXTERNAL_ENTITY = re.compile(rb"<!ENTITY\s+(%\s*)?[^\s>]+\s+(SYSTEM|PUBLIC)\b")
@@ -23,6 +25,8 @@ _VERSION_DECLARATION = re.compile(rb"^(\s*<\?xml\s+version\s*=\s*)([\"'])([^\"']
 
 
 def _parser(recover: bool = False) -> etree.XMLParser:
+    from lxml import etree
+
     return etree.XMLParser(
         resolve_entities=False,
         no_network=True,
@@ -83,6 +87,8 @@ def parse_xml_bytes(
 ) -> etree._Element:
     """Parse XML bytes safely; `path` only names the file in errors. Fixes made on the way (a
     bogus version in the XML declaration) are appended to `changes`."""
+    from lxml import etree
+
     path = str(path)
     if not data.strip():
         raise AssetError("file is empty", code="xml.empty", stage="parse", path=path)

@@ -2,7 +2,8 @@
 
 Safe tags only, a size cap, and no aliases: an alias (`*name`) lets a few hundred bytes expand
 into gigabytes (a "billion laughs"), and no file of the project needs one. The document is
-scanned for alias events first (libyaml's parser: fast, no expansion), then loaded.
+scanned for alias events first (libyaml's parser: fast, no expansion; skipped for a document
+without a `*`, which every alias needs), then loaded.
 """
 
 from __future__ import annotations
@@ -10,12 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
-
 from normalize import files
 
 MAX_YAML_BYTES = 16 * 1024 * 1024
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when built
 
 
 class YamlError(ValueError):
@@ -29,16 +27,20 @@ class YamlError(ValueError):
 
 def parse_yaml(text: str | bytes, where: str = "YAML document") -> object:
     """The document in `text`; YamlError for aliases or invalid YAML."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when built
     try:
-        for event in yaml.parse(text, Loader=_LOADER):
-            if isinstance(event, yaml.AliasEvent):
-                mark = event.start_mark
-                line = f" (line {mark.line + 1})" if mark is not None else ""
-                raise YamlError(
-                    f"{where} uses a YAML alias (*{event.anchor}){line}; aliases are refused",
-                    "yaml.alias",
-                )
-        return yaml.load(text, Loader=_LOADER)
+        if (b"*" if isinstance(text, bytes) else "*") in text:  # every alias is written *name
+            for event in yaml.parse(text, Loader=loader):
+                if isinstance(event, yaml.AliasEvent):
+                    mark = event.start_mark
+                    line = f" (line {mark.line + 1})" if mark is not None else ""
+                    raise YamlError(
+                        f"{where} uses a YAML alias (*{event.anchor}){line}; aliases are refused",
+                        "yaml.alias",
+                    )
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         raise YamlError(f"{where} is not valid YAML: {exc}", "yaml.invalid") from exc
     except UnicodeDecodeError as exc:

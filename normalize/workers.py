@@ -16,6 +16,7 @@ with the next item. The build (`pipeline.build.WorkerPool`) and `arena validate`
 from __future__ import annotations
 
 import contextlib
+import importlib
 import multiprocessing
 import os
 import queue
@@ -196,13 +197,17 @@ def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
 RENDER_THREADS = ("LP_NUM_THREADS", "0")
 
 
-def _serve(conn, parent_pid: int) -> None:
-    """A worker process: run batches sent over `conn`, one result message per item. Ctrl-C in a
-    terminal reaches every process of its group: the build that started the worker decides
-    what an interrupt means and stops it, so the worker itself ignores SIGINT."""
+def _serve(conn, parent_pid: int, prepare: Sequence[str] = ()) -> None:
+    """A worker process: import the modules `prepare`, then run batches sent over `conn`, one
+    result message per item. Ctrl-C in a terminal reaches every process of its group: the build
+    that started the worker decides what an interrupt means and stops it, so the worker itself
+    ignores SIGINT."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault(*RENDER_THREADS)
     exit_with_parent(parent_pid)
+    for module in prepare:
+        with contextlib.suppress(Exception):  # fails again, and is reported, where a batch needs it
+            importlib.import_module(module)
     while True:
         try:
             fn, items, args = conn.recv()  # imports fn's module: not on the items' clock
@@ -240,9 +245,11 @@ class _Slot:
         self.process = None
         self.conn = None
 
-    def start(self) -> None:
+    def start(self, prepare: Sequence[str] = ()) -> None:
         parent, child = self.context.Pipe()
-        self.process = self.context.Process(target=_serve, args=(child, os.getpid()), daemon=True)
+        self.process = self.context.Process(
+            target=_serve, args=(child, os.getpid(), tuple(prepare)), daemon=True
+        )
         self.process.start()
         child.close()
         self.conn = parent
@@ -300,6 +307,14 @@ class Supervisor:
 
     def idle(self) -> bool:
         return self._free.qsize() == self.size
+
+    def start(self, count: int, prepare: Sequence[str] = ()) -> None:
+        """Before any `run`: start `count` worker processes now instead of on first use, each
+        importing the modules `prepare` (what its batches will import) while the caller goes on
+        with its own work."""
+        for slot in self._slots[:count]:
+            if slot.process is None:
+                slot.start(prepare)
 
     def pids(self) -> list[int]:
         """The worker processes running now."""

@@ -99,7 +99,7 @@ class BatchSettings:
 def _load_stages() -> None:
     """Import the stages, load the taxonomy and usd-core once per process."""
     import normalize.run  # noqa: F401
-    import verify  # noqa: F401
+    import verify.run  # noqa: F401
     from verify.checks.usd import load_usd
 
     taxonomy_version()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import jsonschema
+if TYPE_CHECKING:  # `validate` imports it when it runs
+    import jsonschema
 
 
 class SchemaValidationError(ValueError):
@@ -34,6 +36,8 @@ def _location(error: jsonschema.ValidationError) -> str:
 
 def validate(instance, name: str, source: str | None = None) -> None:
     """Raise `SchemaValidationError` naming every mismatch of `instance` against schema `name`."""
+    import jsonschema
+
     schema = load_schema(name)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))

@@ -1,6 +1,6 @@
 """The category taxonomy and category assignment with evidence.
 
-tax = load_taxonomy()                      # taxonomy/taxonomy.yaml, schema-checked
+tax = load_taxonomy()                      # taxonomy/taxonomy.yaml, checked
 overrides = load_overrides("overrides.yaml", tax)
 a = categorize(obj, object_id=..., source_id=..., overrides=overrides, taxonomy=tax)
 rows = review_rows([a, ...])               # -> manifest/review.parquet

@@ -5,7 +5,9 @@ Packages are layered in the order data flows; a package may import only the pack
 (a lazy import inside a function counts too), and no module imports itself through a circle of
 imports (lazy ones included: a circle hidden inside a function is still one). Every stage runs
 without Prefect: importing every stage package, and a build with `--runner local`, never imports
-`prefect`."""
+`prefect`. The command line imports what a command runs, when it runs it: `arena --help` and
+`import flows.cli` import no numerics, simulator, table or orchestration library, and
+`arena validate` imports the mesh and simulator libraries only in its worker processes."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from verify_assets import door_urdf
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -211,3 +214,31 @@ def test_a_local_build_never_imports_prefect(sample_library, tmp_path):
     assert (tmp_path / "rel" / "release.json").is_file()
     assert "pipeline.build" in loaded
     assert [m for m in loaded if m.split(".")[0] == "prefect"] == []
+
+
+#: What a module-level import in the command line (or what it loads) must not bring in
+HEAVY = ("prefect", "pandas", "pyarrow", "scipy", "mujoco", "trimesh", "matplotlib", "pybullet")
+
+
+def _heavy(loaded: list[str], heavy=HEAVY) -> list[str]:
+    return sorted({m.split(".")[0] for m in loaded} & set(heavy))
+
+
+def _running(args: list[str]) -> str:
+    return f"from flows.cli import app\ntry:\n    app({args!r})\nexcept SystemExit:\n    pass\n"
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["import flows.cli", _running(["--help"]), _running(["validate", "--help"])],
+    ids=["import", "help", "validate-help"],
+)
+def test_the_command_line_starts_without_heavy_modules(code):
+    assert _heavy(_imported_modules(code), (*HEAVY, "numpy", "jsonschema", "dask")) == []
+
+
+def test_validate_imports_meshes_and_simulators_only_in_its_workers(tmp_path):
+    (tmp_path / "door.urdf").write_text(door_urdf(), encoding="utf-8")
+    loaded = _imported_modules(_running(["validate", str(tmp_path / "door.urdf")]))
+    assert "verify.validate" in loaded
+    assert _heavy(loaded) == []

@@ -12,7 +12,6 @@ from verify_assets import CUBE_OBJ, box, door_urdf, hollow_cabinet_urdf, mesh, u
 
 import metric
 import schemas
-import verify
 from normalize.adapters import discover
 from normalize.errors import AssetError
 from normalize.model import ArticulatedObject, Inertial, Joint, Link
@@ -20,6 +19,7 @@ from normalize.run import normalize_candidate
 from normalize.sources import Allowance
 from normalize.urdf import read_object
 from verify import rejection_report, verify_object
+from verify import run as verify_run
 from verify.checks import flagged, kinematics
 from verify.report import CheckResult, VerificationReport
 from verify.validate import report_document
@@ -410,8 +410,8 @@ def test_a_crashing_check_is_reported_not_raised(tmp_path, monkeypatch):
     def broken(ctx):
         raise RuntimeError("boom")
 
-    families = [(n, broken if n == "inertia" else f) for n, f in verify.FAMILIES]
-    monkeypatch.setattr(verify, "FAMILIES", tuple(families))
+    families = [(n, broken if n == "inertia" else f) for n, f in verify_run.FAMILIES]
+    monkeypatch.setattr(verify_run, "FAMILIES", tuple(families))
     report = verify_object(result, source, simulator=False)
     bad = failing(report)["verify.internal_error"]
     assert "inertia" in bad.message and "boom" in bad.message

@@ -39,9 +39,9 @@ def fidelity_failures(report) -> dict[str, list]:
 
 
 def corrupt_urdf_reading(monkeypatch, corrupt) -> None:
-    """Make the URDF adapter misread: `corrupt(obj)` rewrites what `read_urdf` returned."""
-    read = urdf_adapter.read_urdf
-    monkeypatch.setattr(urdf_adapter, "read_urdf", lambda *a, **k: corrupt(read(*a, **k)))
+    """Make the URDF adapter misread: `corrupt(obj)` rewrites what it read."""
+    read = urdf_adapter.load_urdf_candidate
+    monkeypatch.setattr(urdf_adapter, "load_urdf_candidate", lambda *a: corrupt(read(*a)))
 
 
 def test_a_faithful_door_passes_every_fidelity_check(tmp_path):

@@ -15,109 +15,16 @@ allowances that waive named checks (`verify.allowances`).
 
 from __future__ import annotations
 
-import re
-import time
-
-from verify.allowances import apply_allowances, object_allowances
-from verify.checks import (
-    Context,
-    attachment,
-    collision,
-    fidelity,
-    geometry,
-    inertia,
-    kinematics,
-    structure,
-)
-from verify.checks import simulator as simulator_checks
-from verify.checks import usd as usd_checks
-from verify.report import CheckResult, VerificationReport, rejection_report, source_path_of
+from verify.report import CheckResult, VerificationReport, rejection_report
 
 __all__ = ["CheckResult", "VerificationReport", "rejection_report", "verify_object"]
-
-#: Families that need the object read back, in order (geometry before attachment, collision
-#: and simulator, which reuse its loaded meshes and extent).
-FAMILIES = (
-    ("structure", structure.run),
-    ("metric", kinematics.run),
-    ("geometry", geometry.run),
-    ("inertia", inertia.run),
-    ("attachment", attachment.run),
-    ("fidelity", fidelity.run),
-    ("collision", collision.run),
-)
+_RUN = ("FAMILIES", "verify_object")
 
 
-def verify_object(result, source, *, simulator: bool = True, assignment=None) -> VerificationReport:
-    """Run every check on one normalized object (`normalize.run.NormalizeResult`) of `source`
-    (`normalize.sources.SourceConfig`). simulator: also compile it in MuJoCo and compare its
-    forward kinematics (skipped, with an info check, when False or when MuJoCo is missing).
-    assignment: the object's category (`taxonomy.Assignment`, curators' overrides applied) when
-    the caller has it; else fidelity.size categorizes the object itself.
-    Never raises for a bad object: a check that crashes is reported as `verify.internal_error`.
-    """
-    started = time.perf_counter()
-    candidate = result.candidate
-    report = VerificationReport(
-        object_id=result.object_id,
-        source=source.name,
-        source_id=candidate.source_id,
-        source_path=source_path_of(candidate),
-        format=source.format,
-    )
-    ctx = Context(result=result, source=source, assignment=assignment)
-    checks = [structure.read_back(ctx)]
-    if ctx.reread is not None:
-        report.moving_joints = len(ctx.reread.moving_joints)
-        families = list(FAMILIES)
-        if simulator:
-            families += [("simulator", simulator_checks.run), ("usd", usd_checks.run)]
-        for name, family in families:
-            checks += _guarded(name, family, ctx)
-        if not simulator:
-            checks.append(
-                CheckResult("simulator.skipped", "info", True, "simulator checks not requested")
-            )
-    extra, file_check = object_allowances(candidate)
-    if file_check is not None:
-        checks.append(file_check)
-    apply_allowances(checks, candidate, source, extra)
-    name_sources(checks, result.object)
-    report.checks = checks
-    report.seconds = time.perf_counter() - started
-    return report
+def __getattr__(name: str):
+    # the checks import numpy, trimesh and the simulators: only when they are run
+    if name in _RUN:
+        from verify import run
 
-
-def name_sources(checks: list[CheckResult], obj) -> None:
-    """Make every message about a canonical joint or link (`joint joint_1`, `link link_3`) name
-    its source element too (`joint joint_1 (source joint ARRx)`), so that a user can find it in
-    the file they wrote. Elements keep the canonical name (the release's)."""
-    names = {f"joint {j.name}": f"joint {j.source_name}" for j in obj.joints}
-    names.update({f"link {k.name}": "link " + ", ".join(k.source_names) for k in obj.links})
-    pattern = re.compile(r"\b(joint|link) (joint_\d+|link_\d+|base)\b")
-
-    def label(match: re.Match) -> str:
-        text = match.group(0)
-        source = names.get(text)
-        return text if source is None or source == text else f"{text} (source {source})"
-
-    for check in checks:
-        if check.message and ("joint " in check.message or "link " in check.message):
-            check.message = pattern.sub(label, check.message)
-
-
-def _guarded(name: str, family, ctx: Context) -> list[CheckResult]:
-    try:
-        return family(ctx)
-    except MemoryError:  # the object's memory limit (normalize.workers.memory_limit), not a bug
-        raise
-    except Exception as exc:  # a bug in a check must not lose the object's other checks
-        return [
-            CheckResult(
-                "verify.internal_error",
-                "error",
-                False,
-                f"the {name} checks crashed: {type(exc).__name__}: {exc}",
-                element=name,
-            )
-        ]
+        return getattr(run, name)
+    raise AttributeError(f"module 'verify' has no attribute {name!r}")

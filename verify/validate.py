@@ -25,7 +25,9 @@ normalized folders through `validate_command(report_writer=...)`).
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import importlib
 import json
 import os
 import re
@@ -65,6 +67,9 @@ PACKAGE_MARKERS = ("package.xml", "model.config")
 PARTNET_ENTRY = "mobility.urdf"
 ENTRY_SUFFIXES = (".urdf", ".sdf", ".world", ".xml")
 LICENSE = "unknown (validated with arena validate)"
+#: The stages a worker process imports before any object's limits (`validated`); the first
+#: worker imports them as it starts, while the objects are still being found
+WORKER_MODULES = ("normalize.run", "verify.run")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -279,7 +284,7 @@ def validate_candidate(
 
 def _checked(candidate: Candidate, out: Path, keep: Path | None) -> VerificationReport:
     from normalize.run import normalize_candidate
-    from verify import verify_object
+    from verify.run import verify_object
 
     try:
         result = normalize_candidate(candidate, out)
@@ -319,9 +324,16 @@ def validated(jobs: list) -> Iterator[VerificationReport]:
     the worker processes run."""
     from verify.checks.usd import load_usd
 
+    for module in WORKER_MODULES:  # off the objects' limits; a failure recurs in each object
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
     load_usd()  # before the objects' memory limits apply
     for job in jobs:
         yield validate_candidate(*job)
+
+
+def _pool_size(workers: int | None) -> int:
+    return workers or os.cpu_count() or 1
 
 
 def validate_candidates(
@@ -339,9 +351,9 @@ def validate_candidates(
             for i, c in enumerate(candidates)
             if isinstance(c, Candidate)
         ]
-        workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-        supervisor = shared(workers)
-        with ThreadPoolExecutor(workers) as threads:  # one job at a time to a free worker
+        supervisor = shared(_pool_size(workers))
+        with ThreadPoolExecutor(max(1, min(supervisor.size, len(jobs)))) as threads:
+            # one job at a time to a free worker
             runs = [
                 threads.submit(supervisor.run, validated, [job], (), hard_seconds(seconds), _lost)
                 for job in jobs
@@ -362,6 +374,7 @@ def validate_paths(
 ) -> list[VerificationReport]:
     """Validate every object under `paths` (files or folders); raises UsageError. root,
     package_roots: as in `candidates_for`; `keep`: see `validate_candidates`."""
+    shared(_pool_size(workers)).start(1, WORKER_MODULES)  # importing while objects are found
     candidates = candidates_for(paths, format, root=root, package_roots=package_roots)
     return validate_candidates(candidates, workers, keep)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from normalize import inputs
 from normalize.adapters.registry import register
@@ -26,10 +27,12 @@ from normalize.adapters.urdf import load_urdf_candidate
 from normalize.changes import Change
 from normalize.discovery import Candidate, list_source
 from normalize.errors import AssetError
-from normalize.model import ArticulatedObject
 from normalize.paths import is_inside
 from normalize.safe_xml import read_limited
 from normalize.sources import SourceConfig
+
+if TYPE_CHECKING:
+    from normalize.model import ArticulatedObject
 
 DEFAULT_ENTRY = "mobility.urdf"
 MAX_LABEL_BYTES = 4 * 1024 * 1024

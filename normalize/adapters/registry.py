@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from normalize.discovery import Candidate
-from normalize.model import ArticulatedObject
 from normalize.sources import SourceConfig
+
+if TYPE_CHECKING:
+    from normalize.model import ArticulatedObject
 
 
 class Adapter(Protocol):

@@ -13,14 +13,16 @@ returned in `object.source.changes`; `labels["robot_name"]` is the <robot> name 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from normalize.adapters.registry import register
 from normalize.discovery import Candidate, discover_entries
 from normalize.files import xml_root
-from normalize.model import ArticulatedObject, SourceInfo
 from normalize.paths import confine, is_inside
 from normalize.sources import SourceConfig
-from normalize.urdf import read_urdf
+
+if TYPE_CHECKING:
+    from normalize.model import ArticulatedObject
 
 DEFAULT_ENTRY = "**/*.urdf"
 XML_ENTRY = "**/*.xml"  # taken when the file's root element is <robot>
@@ -30,6 +32,9 @@ def load_urdf_candidate(candidate: Candidate, entry: Path, labels: dict) -> Arti
     """Read `entry` for `candidate` with the source's settings; the raw object carries the
     source information, `labels` plus robot_name, and the reading changes in
     `source.changes`."""
+    from normalize.model import SourceInfo
+    from normalize.urdf import read_urdf
+
     source = candidate.source
     confine(entry, source.path)
     changes: list = []
