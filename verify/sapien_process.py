@@ -4,7 +4,8 @@
     loaded = sapien.load(path)               # Loaded: links, joints, what it printed...
     poses = sapien.poses({joint: value})     # {link: 4x4 pose in the base frame}
 
-A child process because SAPIEN is C++ that may abort on a file it cannot take, and because
+A child process because SAPIEN is C++ that may crash on a file it cannot take (stepping an
+articulation of 256 links does: verify.checks.simulator.SAPIEN_MAX_LINKS), and because
 importing it runs a shell (`nvidia-smi`) and sets environment variables for its Vulkan library:
 a crash or a hang (past TIMEOUT) ends only the child, raised here as SapienFailed, and the next
 request starts a new one. The child leaves the object's memory limit (RLIMIT_AS) of the worker
@@ -239,11 +240,12 @@ def _serve() -> None:
 
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # stray prints must not reach the answers
-    try:  # the worker's per-object memory limit is not this process's
+    try:
         import resource
 
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)  # the worker's object limit is not ours
         resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash is reported, not dumped
     except ImportError:  # not on Windows
         pass
     with printed_output():  # the import's and the render probe's messages: about the machine

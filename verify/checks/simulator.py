@@ -308,6 +308,9 @@ def _load_sapien(path: Path, obj):
 #: PyBullet's shared-memory state (MAX_DEGREE_OF_FREEDOM) holds fewer degrees of freedom: with
 #: this many moving joints getBasePositionAndOrientation fails on any file
 PYBULLET_MAX_JOINTS = 128
+#: SAPIEN's PhysX articulations count links in 8 bits: stepping one of 256 links crashes the
+#: process, and past that the degrees of freedom wrap (999 joints give 231)
+SAPIEN_MAX_LINKS = 255
 LOADERS = {
     "mujoco": ("MuJoCo (URDF)", "mujoco"),
     "mujoco_mjcf": ("MuJoCo (MJCF)", "mujoco"),
@@ -352,6 +355,18 @@ def run(ctx: Context) -> list[CheckResult]:
                     False,
                     f"{label}: {moving} moving joints, and PyBullet's state queries fail from "
                     f"{PYBULLET_MAX_JOINTS} on; its checks were not run",
+                    element=f"loader {loader}",
+                )
+            )
+            continue
+        if loader == "sapien" and len(obj.links) > SAPIEN_MAX_LINKS:
+            out.append(
+                single(
+                    "simulator.skipped",
+                    "info",
+                    False,
+                    f"{label}: {len(obj.links)} links, and SAPIEN's articulations hold at most "
+                    f"{SAPIEN_MAX_LINKS}; its checks were not run",
                     element=f"loader {loader}",
                 )
             )
@@ -479,8 +494,13 @@ def _agreement(obj, loaded: dict[str, object]) -> list[CheckResult]:
                 tolerance=MJCF_6_DIGITS_TOLERANCE,
             )
         )
-    if "sapien" in worst:
-        error, where = worst.pop("sapien")
+    sapien = worst.pop("sapien", None)
+    if worst:
+        error, where, who = max(((e, w, name) for name, (e, w) in worst.items()), key=_first)
+        names = ", ".join(LOADERS[loader][0] for loader in worst)
+        out.append(_pose_result("simulator.agreement", names, error, where, who))
+    if sapien is not None:
+        error, where = sapien
         against = "MuJoCo's (URDF)" if "mujoco" in loaded else "ours"
         result = _pose_result(
             "simulator.sapien_agreement",
@@ -493,10 +513,6 @@ def _agreement(obj, loaded: dict[str, object]) -> list[CheckResult]:
         if loaded["sapien"].failure is not None:
             result.message += f"; SAPIEN stopped: {loaded['sapien'].failure}"
         out.append(result)
-    if worst:
-        error, where, who = max(((e, w, name) for name, (e, w) in worst.items()), key=_first)
-        names = ", ".join(LOADERS[loader][0] for loader in worst)
-        out.append(_pose_result("simulator.agreement", names, error, where, who))
     return out
 
 
