@@ -173,7 +173,7 @@ class _Child:
     def load(self, path: str) -> dict:
         import warnings
 
-        from verify.checks.simulator import printed_output
+        from verify.printed import printed_output
 
         self.scene = self.articulation = None
         try:
@@ -236,7 +236,7 @@ class _Child:
 
 
 def _serve() -> None:
-    from verify.checks.simulator import printed_output
+    from verify.printed import printed_output
 
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # stray prints must not reach the answers

@@ -27,21 +27,16 @@ to 1e-5 on its own (`simulator.mjcf_kinematics`) instead of joining the agreemen
 
 SAPIEN runs in a child process (verify/sapien_process.py: a crash there cannot end a worker),
 physics only when the machine has no render device (collision geometry only, said in
-`simulator.load.sapien`); it is stepped STEPS times (`simulator.step.sapien`) and its link
+`simulator.load.sapien`); it is stepped 10 times (`simulator.step.sapien`) and its link
 poses, in the base frame, are held to MuJoCo's on the URDF (ours when MuJoCo did not load)
 within 1e-5 (`simulator.sapien_agreement`): PhysX computes in single precision.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import math
-import os
 import sys
-import tempfile
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +45,7 @@ from normalize.helical import split_helical
 from normalize.mjcf_writer import FULL_DIGITS, MJCF_NAME, xml_digits
 from normalize.mujoco_warnings import captured
 from verify.checks import Context, single
+from verify.printed import printed_output
 from verify.report import CheckResult
 
 FK_TOLERANCE = 1e-6
@@ -62,37 +58,6 @@ RANDOM_CONFIGURATIONS = 5
 SEED = 0
 UNBOUNDED_TURN = 4.0 * math.pi + 0.5  # rad: a few turns
 UNBOUNDED_TRANSLATION = 1.0  # m
-
-
-# --------------------------------------------------------------------------- printed output
-@contextlib.contextmanager
-def printed_output() -> Iterator[list[str]]:
-    """Everything written to file descriptors 1 and 2 inside the block (C libraries included),
-    appended to the yielded list as one string when the block ends. Process-wide: the build
-    and `arena validate` verify in worker processes, one object at a time."""
-    libc = ctypes.CDLL(None)
-    out: list[str] = []
-    with tempfile.TemporaryFile() as sink:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        libc.fflush(None)
-        saved = [os.dup(1), os.dup(2)]
-        os.dup2(sink.fileno(), 1)
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield out
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            libc.fflush(None)
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
-            sink.seek(0)
-            text = sink.read().decode("utf-8", "replace").strip()
-            if text:
-                out.append(text)
 
 
 # --------------------------------------------------------------------------- configurations
