@@ -180,11 +180,11 @@ class _Child:
             with printed_output() as printed, warnings.catch_warnings(record=True) as raised:
                 warnings.simplefilter("always")
                 warnings.filterwarnings("ignore", category=DeprecationWarning)
-                answer = self._load(path)
-            printed.extend(str(w.message) for w in raised)
+                answer = {"error": None, **self._load(path)}
         except Exception as exc:  # SAPIEN refusing the file is the finding
-            return {"error": f"{type(exc).__name__}: {str(exc).strip()}", "printed": ""}
-        return {"error": None, "printed": "\n".join(printed), **answer}
+            answer = {"error": f"{type(exc).__name__}: {str(exc).strip()}"}
+        printed.extend(str(w.message) for w in raised)
+        return {**answer, "printed": "\n".join(printed)}
 
     def _load(self, path: str) -> dict:
         sapien = self.sapien
