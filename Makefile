@@ -17,7 +17,7 @@ $(VENV)/.installed-base: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-all: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[mjcf,pybullet,dask,oracle,sdf,usd,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[mjcf,pybullet,dask,oracle,sdf,usd,sapien,dev]"
 	touch $@ $(VENV)/.installed-base
 
 demo: $(VENV)/.installed-base

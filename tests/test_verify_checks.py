@@ -3,6 +3,7 @@ object and fails (with its id, element, value and threshold) on an object broken
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from dataclasses import replace
 
@@ -360,6 +361,145 @@ def test_missing_simulator_is_reported_skipped_not_passed(tmp_path, monkeypatch)
     assert skipped.severity == "info" and not skipped.passed
     assert skipped.element == "loader pybullet"
     assert not any(c.id == "simulator.load.pybullet" for c in checks)
+
+
+needs_sapien = pytest.mark.skipif(
+    importlib.util.find_spec("sapien") is None,
+    reason="SAPIEN is not installed (the `sapien` extra: pip install -e '.[sapien]')",
+)
+
+
+@needs_sapien
+def test_sapien_loads_steps_and_agrees_with_mujoco(tmp_path):
+    from verify.sapien_process import shared
+
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    report = verify_object(result, source)
+    assert report.status == "pass", failing(report)
+    [load] = report.check("simulator.load.sapien")
+    [step] = report.check("simulator.step.sapien")
+    [agreement] = report.check("simulator.sapien_agreement")
+    assert load.passed and step.passed and agreement.passed
+    physics_only = "physics only, no render device: collision geometry loaded"
+    assert (physics_only in load.message) == shared().physics_only
+    assert agreement.threshold == 1e-5 and agreement.value < 1e-6
+    assert "SAPIEN and MuJoCo's (URDF)" in agreement.message
+    [printed] = report.check("simulator.printed")
+    assert printed.passed and "SAPIEN printed nothing" in printed.message
+
+
+@needs_sapien
+def test_sapien_disagreeing_with_mujoco_fails_naming_the_link(tmp_path, monkeypatch):
+    """SAPIEN given a copy of the shipped file whose hinge axis was changed after writing, MuJoCo
+    the shipped file: their poses differ by the door's swing, and the link is named."""
+    from verify.checks import Context, simulator
+
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    broken = tmp_path / "broken"
+    shutil.copytree(result.urdf_path.parent, broken)
+    text = (broken / "object.urdf").read_text(encoding="utf-8")
+    assert 'axis xyz="0.0 0.0 1.0"' in text
+    (broken / "object.urdf").write_text(
+        text.replace('axis xyz="0.0 0.0 1.0"', 'axis xyz="1.0 0.0 0.0"')
+    )
+    load_sapien = simulator._load_sapien
+    monkeypatch.setattr(
+        simulator, "_load_sapien", lambda path, obj: load_sapien(broken / path.name, obj)
+    )
+    ctx = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    checks = {c.id: c for c in simulator.run(ctx)}
+    assert checks["simulator.load.sapien"].passed and checks["simulator.agreement"].passed
+    agreement = checks["simulator.sapien_agreement"]
+    assert not agreement.passed and agreement.value > 0.1
+    assert agreement.element == "link link_0" and "worst: link link_0" in agreement.message
+
+
+@needs_sapien
+def test_a_collision_shape_sapien_skips_fails_its_load_naming_the_link(tmp_path):
+    """SAPIEN drops a collision mesh it cannot cook (here one without faces) without raising:
+    the shapes it built are counted against the file's."""
+    from verify.checks import Context, simulator
+
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    ctx = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    (result.urdf_path.parent / "no_faces.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\n")
+    text = result.urdf_path.read_text(encoding="utf-8")
+    door = text.index('<collision name="link_0_collision_0">')
+    text = text[:door] + text[door:].replace(
+        '<box size="0.02 0.8 1.0"/>', '<mesh filename="no_faces.obj"/>', 1
+    )
+    result.urdf_path.write_text(text, encoding="utf-8")
+    checks = simulator.run(ctx)
+    [load] = [c for c in checks if c.id == "simulator.load.sapien"]
+    assert not load.passed and load.element == "link link_0"
+    assert "skips the collision shapes it could not cook: 1 of link link_0" in load.message
+    [printed] = [c for c in checks if c.id == "simulator.printed" and c.element == "loader sapien"]
+    assert "cookConvexMesh" in printed.message
+
+
+def keys_urdf(keys: int) -> str:
+    """A board with `keys` prismatic keys on a 16-wide grid (keys + 1 links)."""
+    links = [f'<link name="board">{box((0.7, 0.7, 0.02))}</link>']
+    joints = []
+    for i in range(keys):
+        x, y = (i % 16) * 0.04 - 0.3, (i // 16) * 0.04 - 0.3
+        links.append(f'<link name="key{i}">{box((0.03, 0.03, 0.01))}</link>')
+        joints.append(
+            f'<joint name="press{i}" type="prismatic"><parent link="board"/>'
+            f'<child link="key{i}"/><origin xyz="{x:.2f} {y:.2f} 0.015"/><axis xyz="0 0 -1"/>'
+            '<limit lower="0" upper="0.004" effort="1" velocity="1"/></joint>'
+        )
+    return f'<?xml version="1.0"?><robot name="keys">{"".join(links + joints)}</robot>'
+
+
+@needs_sapien
+def test_sapien_skips_256_links_where_it_crashes_and_a_crash_ends_only_its_child(
+    tmp_path, monkeypatch
+):
+    """Stepping an articulation of 256 links crashes SAPIEN (SIGSEGV): it is skipped for such an
+    object. Forced past that bound, the crash fails that object's SAPIEN load only (the other
+    loaders' checks stand), and the next object loads in a new child."""
+    from verify.checks import Context, simulator
+
+    result, source = normalized(tmp_path / "keys", {"keys.urdf": keys_urdf(255)})
+    keys = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    checks = simulator.run(keys)
+    [skipped] = [c for c in checks if c.id == "simulator.skipped" and "SAPIEN" in c.message]
+    assert skipped.element == "loader sapien" and "256 links" in skipped.message
+    assert not any("sapien" in c.id for c in checks)
+
+    monkeypatch.setattr(simulator, "SAPIEN_MAX_LINKS", 1000)
+    checks = {c.id: c for c in simulator.run(keys)}
+    load = checks["simulator.load.sapien"]
+    assert not load.passed and "its process died (SIGSEGV)" in load.message
+    assert checks["simulator.agreement"].passed and "simulator.sapien_agreement" not in checks
+    result, source = normalized(tmp_path / "door", {"cabinet.urdf": door_urdf()})
+    door = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    checks = {c.id: c for c in simulator.run(door)}
+    assert checks["simulator.load.sapien"].passed and checks["simulator.sapien_agreement"].passed
+
+
+def test_missing_sapien_is_reported_skipped(tmp_path, monkeypatch):
+    from verify.checks import Context, simulator
+
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    monkeypatch.setattr(simulator, "_installed", lambda module: module != "sapien")
+    ctx = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    checks = simulator.run(ctx)
+    [skipped] = [c for c in checks if c.id == "simulator.skipped"]
+    assert skipped.element == "loader sapien" and "`sapien` package" in skipped.message
+    assert not any("sapien" in c.id for c in checks)
+
+
+@needs_sapien
+def test_sapien_without_mujoco_is_held_to_our_poses(tmp_path, monkeypatch):
+    from verify.checks import Context, simulator
+
+    result, source = normalized(tmp_path, {"cabinet.urdf": door_urdf()})
+    monkeypatch.setattr(simulator, "_installed", lambda module: module != "mujoco")
+    ctx = Context(result=result, source=source, reread=read_object(result.urdf_path))
+    agreement = {c.id: c for c in simulator.run(ctx)}["simulator.sapien_agreement"]
+    assert agreement.passed and "SAPIEN and ours" in agreement.message
 
 
 def test_per_object_allowance_waives_a_check_and_keeps_it_listed(tmp_path):

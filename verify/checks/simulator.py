@@ -1,6 +1,6 @@
 """Simulator checks on the shipped files exactly as written: the URDF (and the MJCF beside it)
-load in MuJoCo, the URDF in PyBullet (its collision shapes) and yourdfpy, without a printed
-warning, and every loader puts every link where we do.
+load in MuJoCo, the URDF in PyBullet (its collision shapes), yourdfpy and SAPIEN, without a
+printed warning, and every loader puts every link where we do.
 
 Nothing is modified before loading: what MuJoCo needs (every link a body, inertials from the
 file, mass bounds for massless frame links, collision meshes it can hull, flat visual meshes
@@ -24,18 +24,19 @@ the URDF and MuJoCo on the MJCF; `simulator.kinematics`: MuJoCo on the URDF alon
 holds its numbers exactly when MuJoCo's XML writer could write 17 significant digits
 (normalize/mjcf_writer.py); a MuJoCo without that setting writes 6, and the MJCF is then held
 to 1e-5 on its own (`simulator.mjcf_kinematics`) instead of joining the agreement.
+
+SAPIEN runs in a child process (verify/sapien_process.py: a crash there cannot end a worker),
+physics only when the machine has no render device (collision geometry only, said in
+`simulator.load.sapien`); it is stepped 10 times (`simulator.step.sapien`) and its link
+poses, in the base frame, are held to MuJoCo's on the URDF (ours when MuJoCo did not load)
+within 1e-5 (`simulator.sapien_agreement`): PhysX computes in single precision.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import math
-import os
 import sys
-import tempfile
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -44,47 +45,19 @@ from normalize.helical import split_helical
 from normalize.mjcf_writer import FULL_DIGITS, MJCF_NAME, xml_digits
 from normalize.mujoco_warnings import captured
 from verify.checks import Context, single
+from verify.printed import printed_output
 from verify.report import CheckResult
 
 FK_TOLERANCE = 1e-6
 #: An MJCF written with MuJoCo's default 6 significant digits (a MuJoCo without the precision
 #: setting) is held to this on its own (`simulator.mjcf_kinematics`).
 MJCF_6_DIGITS_TOLERANCE = 1e-5
+#: SAPIEN (PhysX, single precision) against MuJoCo (`simulator.sapien_agreement`)
+SAPIEN_TOLERANCE = 1e-5
 RANDOM_CONFIGURATIONS = 5
 SEED = 0
 UNBOUNDED_TURN = 4.0 * math.pi + 0.5  # rad: a few turns
 UNBOUNDED_TRANSLATION = 1.0  # m
-
-
-# --------------------------------------------------------------------------- printed output
-@contextlib.contextmanager
-def printed_output() -> Iterator[list[str]]:
-    """Everything written to file descriptors 1 and 2 inside the block (C libraries included),
-    appended to the yielded list as one string when the block ends. Process-wide: the build
-    and `arena validate` verify in worker processes, one object at a time."""
-    libc = ctypes.CDLL(None)
-    out: list[str] = []
-    with tempfile.TemporaryFile() as sink:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        libc.fflush(None)
-        saved = [os.dup(1), os.dup(2)]
-        os.dup2(sink.fileno(), 1)
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield out
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            libc.fflush(None)
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
-            sink.seek(0)
-            text = sink.read().decode("utf-8", "replace").strip()
-            if text:
-                out.append(text)
 
 
 # --------------------------------------------------------------------------- configurations
@@ -194,6 +167,27 @@ class YourdfpyPoses:
         }
 
 
+class SapienPoses:
+    """Link frames SAPIEN computes in its child process (verify/sapien_process.py). failure:
+    why the child stopped answering (its poses are then missing)."""
+
+    def __init__(self, process, loaded, links: list[str], joints: list[str]):
+        self.process, self.loaded, self.failure = process, loaded, None
+        self.missing = [f"link {n}" for n in links if n not in loaded.links]
+        self.missing += [f"joint {n}" for n in joints if n not in loaded.joints]
+
+    def poses(self, coords: dict[str, float]) -> dict[str, np.ndarray]:
+        from verify.sapien_process import SapienFailed
+
+        if self.failure is not None:
+            return {}
+        try:
+            return self.process.poses(coords)
+        except SapienFailed as exc:
+            self.failure = str(exc)
+            return {}
+
+
 _BULLET: dict[str, int] = {}
 
 
@@ -223,6 +217,8 @@ def _load(loader: str, path: Path, obj):
     """(poses object or None, error message or None, printed text) of one loader."""
     import importlib
 
+    if loader == "sapien":
+        return _load_sapien(path, obj)
     printed: list[str] = []
     with printed_output():  # PyBullet prints its build time on import: not about the file
         module = importlib.import_module(LOADERS[loader][1])
@@ -258,14 +254,34 @@ def _load(loader: str, path: Path, obj):
     return poses, None, "\n".join(printed)
 
 
+def _load_sapien(path: Path, obj):
+    """`_load` for SAPIEN: its package is imported in the child process only."""
+    from verify.sapien_process import SapienFailed, shared
+
+    process = shared()
+    try:
+        loaded = process.load(path)
+    except SapienFailed as exc:
+        return None, str(exc), ""
+    if loaded.error is not None:
+        return None, loaded.error, loaded.printed
+    links = [link.name for link in obj.links]
+    joints = [j.name for j in obj.joints if j.moving]
+    return SapienPoses(process, loaded, links, joints), None, loaded.printed
+
+
 #: PyBullet's shared-memory state (MAX_DEGREE_OF_FREEDOM) holds fewer degrees of freedom: with
 #: this many moving joints getBasePositionAndOrientation fails on any file
 PYBULLET_MAX_JOINTS = 128
+#: SAPIEN's PhysX articulations count links in 8 bits: stepping one of 256 links crashes the
+#: process, and past that the degrees of freedom wrap (999 joints give 231)
+SAPIEN_MAX_LINKS = 255
 LOADERS = {
     "mujoco": ("MuJoCo (URDF)", "mujoco"),
     "mujoco_mjcf": ("MuJoCo (MJCF)", "mujoco"),
     "pybullet": ("PyBullet", "pybullet"),
     "yourdfpy": ("yourdfpy", "yourdfpy"),
+    "sapien": ("SAPIEN", "sapien"),
 }
 
 
@@ -308,6 +324,18 @@ def run(ctx: Context) -> list[CheckResult]:
                 )
             )
             continue
+        if loader == "sapien" and len(obj.links) > SAPIEN_MAX_LINKS:
+            out.append(
+                single(
+                    "simulator.skipped",
+                    "info",
+                    False,
+                    f"{label}: {len(obj.links)} links, and SAPIEN's articulations hold at most "
+                    f"{SAPIEN_MAX_LINKS}; its checks were not run",
+                    element=f"loader {loader}",
+                )
+            )
+            continue
         path = mjcf if loader == "mujoco_mjcf" else urdf
         if loader == "mujoco_mjcf" and not path.is_file():
             continue  # structure checks report a missing MJCF
@@ -336,7 +364,10 @@ def run(ctx: Context) -> list[CheckResult]:
                 )
             )
             continue
-        out.append(single(check_id, "error", True, f"{label} loads {path.name}"))
+        if loader == "sapien":
+            out += _sapien_loaded(path, poses.loaded)
+        else:
+            out.append(single(check_id, "error", True, f"{label} loads {path.name}"))
         if printed:
             noisy.append(printed_check(loader, label, path, printed))
         loaded[loader] = poses
@@ -346,6 +377,36 @@ def run(ctx: Context) -> list[CheckResult]:
             single("simulator.printed", "warning", True, f"{names} printed nothing", value=0)
         )
     return out + noisy + _agreement(obj, loaded)
+
+
+def _sapien_loaded(path: Path, loaded) -> list[CheckResult]:
+    """`simulator.load.sapien` (the mode said; a collision shape SAPIEN skipped fails it) and
+    `simulator.step.sapien`."""
+    from verify.sapien_process import STEPS
+
+    mode = " (physics only, no render device: collision geometry loaded)"
+    mode = mode if loaded.physics_only else ""
+    load = single("simulator.load.sapien", "error", True, f"SAPIEN loads {path.name}{mode}")
+    if loaded.dropped:
+        skipped = ", ".join(f"{count} of link {link}" for link, count in loaded.dropped.items())
+        load = single(
+            "simulator.load.sapien",
+            "error",
+            False,
+            f"SAPIEN loads {path.name} but skips the collision shapes it could not cook: "
+            f"{skipped}{mode}",
+            element=f"link {next(iter(loaded.dropped))}",
+        )
+    unstable = loaded.unstable
+    step = single(
+        "simulator.step.sapien",
+        "error",
+        unstable is None,
+        f"SAPIEN steps {path.name} {STEPS} times from rest: "
+        + ("every link pose finite" if unstable is None else f"link {unstable} is not finite"),
+        element=None if unstable is None else f"link {unstable}",
+    )
+    return [load, step]
 
 
 def printed_check(loader: str, label: str, path: Path, printed: str) -> CheckResult:
@@ -363,21 +424,24 @@ def printed_check(loader: str, label: str, path: Path, printed: str) -> CheckRes
 
 
 def _agreement(obj, loaded: dict[str, object]) -> list[CheckResult]:
-    """`simulator.kinematics` (MuJoCo, URDF) and `simulator.agreement` (every loader)."""
+    """`simulator.kinematics` (MuJoCo, URDF), `simulator.agreement` (every loader but SAPIEN)
+    and `simulator.sapien_agreement` (SAPIEN against MuJoCo on the URDF, else against ours)."""
     if not loaded:
         return []
     worst = {loader: (0.0, None) for loader in loaded}
     for label, q in configurations(obj):
         coords = obj.resolve_configuration(q)
         ours = obj.link_poses(coords)
-        for loader, poses in loaded.items():
-            theirs = poses.poses(coords)
+        seen = {}
+        for loader, poses in loaded.items():  # MuJoCo before SAPIEN (LOADERS' order)
+            theirs = seen[loader] = poses.poses(coords)
+            reference = seen.get("mujoco", ours) if loader == "sapien" else ours
             for link in obj.links:
                 pose = theirs.get(link.name)
                 if pose is None:
                     worst[loader] = (math.inf, (label, link.name))
                     continue
-                error = float(np.abs(pose - ours[link.name])[:3, :].max())
+                error = float(np.abs(pose - reference[link.name])[:3, :].max())
                 if error > worst[loader][0]:
                     worst[loader] = (error, (label, link.name))
     out = []
@@ -395,10 +459,25 @@ def _agreement(obj, loaded: dict[str, object]) -> list[CheckResult]:
                 tolerance=MJCF_6_DIGITS_TOLERANCE,
             )
         )
+    sapien = worst.pop("sapien", None)
     if worst:
         error, where, who = max(((e, w, name) for name, (e, w) in worst.items()), key=_first)
         names = ", ".join(LOADERS[loader][0] for loader in worst)
         out.append(_pose_result("simulator.agreement", names, error, where, who))
+    if sapien is not None:
+        error, where = sapien
+        against = "MuJoCo's (URDF)" if "mujoco" in loaded else "ours"
+        result = _pose_result(
+            "simulator.sapien_agreement",
+            "SAPIEN",
+            error,
+            where,
+            tolerance=SAPIEN_TOLERANCE,
+            against=against,
+        )
+        if loaded["sapien"].failure is not None:
+            result.message += f"; SAPIEN stopped: {loaded['sapien'].failure}"
+        out.append(result)
     return out
 
 
@@ -406,7 +485,9 @@ def _first(item):
     return item[0]
 
 
-def _pose_result(check_id, names, error, where, who=None, tolerance=FK_TOLERANCE) -> CheckResult:
+def _pose_result(
+    check_id, names, error, where, who=None, tolerance=FK_TOLERANCE, against="ours"
+) -> CheckResult:
     passed = error <= tolerance
     at = ""
     if where is not None:
@@ -416,9 +497,9 @@ def _pose_result(check_id, names, error, where, who=None, tolerance=FK_TOLERANCE
         check_id,
         "error",
         passed,
-        f"largest difference between the link poses of {names} and ours over the rest pose, "
-        f"every driving joint's limits and random configurations: {error:.3g} (metres and "
-        f"rotation-matrix entries){at}",
+        f"largest difference between the link poses of {names} and {against} over the rest "
+        f"pose, every driving joint's limits and random configurations: {error:.3g} (metres "
+        f"and rotation-matrix entries){at}",
         value=error,
         threshold=tolerance,
         element=None if passed or where is None else f"link {where[1]}",
