@@ -97,13 +97,16 @@ class BatchSettings:
 
 @cache
 def _load_stages() -> None:
-    """Import the stages, load the taxonomy and usd-core once per process."""
+    """Import the stages, load the taxonomy and usd-core, start SAPIEN's child (when installed),
+    once per process."""
     import normalize.run  # noqa: F401
     import verify.run  # noqa: F401
     from verify.checks.usd import load_usd
+    from verify.sapien_process import start_early
 
     taxonomy_version()
     load_usd()
+    start_early()
 
 
 # --------------------------------------------------------------------------- versions and keys

@@ -1,6 +1,7 @@
 """SAPIEN (the `sapien` package, 3.x), the simulator checks' fourth loader, in a child process.
 
-    sapien = shared()                        # one child per process, started on first use
+    sapien = shared()                        # one child per process
+    sapien.start()                           # optional: start it early (else on first use)
     loaded = sapien.load(path)               # Loaded: links, joints, what it printed...
     poses = sapien.poses({joint: value})     # {link: 4x4 pose in the base frame}
 
@@ -31,6 +32,7 @@ answer per line on its original stdout.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import json
 import os
 import select
@@ -71,6 +73,7 @@ class SapienProcess:
     def __init__(self):
         self.process: subprocess.Popen | None = None
         self.physics_only = False
+        self._greeted = False  # the child's first answer (its render device) read
 
     def load(self, path: Path) -> Loaded:
         answer = self._request({"load": str(path)})
@@ -92,7 +95,11 @@ class SapienProcess:
             self.process.wait()
             self.process = None
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Start the child without waiting for it: its import of SAPIEN (1 to 2 s) runs while
+        this process goes on, and it starts outside any object's memory limit."""
+        if self.process is not None:
+            return
         project = str(Path(__file__).resolve().parents[1])
         env = {**os.environ, "PYTHONPATH": project + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.process = subprocess.Popen(
@@ -102,12 +109,14 @@ class SapienProcess:
             stderr=subprocess.DEVNULL,
             env=env,
         )
-        self.physics_only = self._answer()["physics_only"]
+        self._greeted = False
 
     def _request(self, message: dict) -> dict:
         try:
-            if self.process is None:
-                self._start()
+            self.start()
+            if not self._greeted:
+                self.physics_only = self._answer()["physics_only"]
+                self._greeted = True
             try:
                 self.process.stdin.write((json.dumps(message) + "\n").encode())
                 self.process.stdin.flush()
@@ -147,6 +156,13 @@ def shared() -> SapienProcess:
         _SHARED["process"] = SapienProcess()
         atexit.register(_SHARED["process"].close)
     return _SHARED["process"]
+
+
+def start_early() -> None:
+    """Start this process's child now when SAPIEN is installed: a worker calls it before its
+    first object, so that SAPIEN's import overlaps that object's normalization."""
+    if importlib.util.find_spec("sapien") is not None:
+        shared().start()
 
 
 # --------------------------------------------------------------------------- the child process

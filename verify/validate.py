@@ -323,11 +323,13 @@ def validated(jobs: list) -> Iterator[VerificationReport]:
     """`validate_candidate` of each (candidate, out, keep, seconds, memory) job in turn: what
     the worker processes run."""
     from verify.checks.usd import load_usd
+    from verify.sapien_process import start_early
 
     for module in WORKER_MODULES:  # off the objects' limits; a failure recurs in each object
         with contextlib.suppress(Exception):
             importlib.import_module(module)
     load_usd()  # before the objects' memory limits apply
+    start_early()
     for job in jobs:
         yield validate_candidate(*job)
 
