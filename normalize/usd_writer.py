@@ -45,7 +45,9 @@ names are not USD identifiers (canonical objects' names always are).
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -177,13 +179,13 @@ class _Writer:
             self.link(link, poses[link.name])
         self.joints()
         if self.meshes:
-            self.geometry.GetRootLayer().Export(str(self.folder / GEOMETRY_NAME))
+            _export(self.geometry.GetRootLayer(), self.folder / GEOMETRY_NAME)
         self.stage = None
         for shape, mesh in self.references:
             spec = self.layer.GetPrimAtPath(shape)
             spec.referenceList.Prepend(Sdf.Reference(f"./{GEOMETRY_NAME}", mesh))
         path = self.folder / USD_NAME
-        self.layer.Export(str(path))
+        _export(self.layer, path)
         return path
 
     def link(self, link: Link, pose: np.ndarray) -> None:
@@ -330,6 +332,26 @@ def usd_version() -> str | None:
     from pxr import Usd
 
     return ".".join(str(v) for v in Usd.GetVersion()[1:])
+
+
+def _export(layer, path: Path) -> None:
+    """Write `layer` to `path`. usd-core reports a failed write as a `Tf.ErrorException`: it is
+    raised as the OSError it stands for (ENOSPC, EDQUOT, EROFS, else EIO), so that a full disk
+    stops the build (`normalize.errors.write_failure`) instead of rejecting the object."""
+    from pxr import Tf
+
+    try:
+        written = layer.Export(str(path))
+    except Tf.ErrorException as exc:
+        said = str(exc)
+        code = next(
+            (c for c in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) if os.strerror(c) in said),
+            errno.EIO,
+        )
+        message = f"usd-core could not write the file: {os.strerror(code)}"
+        raise OSError(code, message, str(path)) from None
+    if not written:
+        raise OSError(errno.EIO, "usd-core could not write the file", str(path))
 
 
 def write_usd(obj: ArticulatedObject, folder: Path) -> Path | None:
