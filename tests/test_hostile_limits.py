@@ -42,7 +42,7 @@ def test_an_object_past_its_wall_clock_is_refused_and_not_cached(tmp_path, monke
     cache = ObjectCache(tmp_path / "cache")
     real_compute = chain._compute
 
-    def endless(candidate, settings, seconds):  # a stage that never returns
+    def endless(candidate, settings):  # a stage that never returns
         while True:
             time.sleep(0.05)
 
@@ -77,12 +77,12 @@ def test_an_object_past_its_memory_limit_is_refused_and_the_next_one_computed(
     cache = ObjectCache(tmp_path / "cache")
     real_compute = chain._compute
 
-    def balloon(candidate, settings, seconds):  # 8 GB, filled so that it is really taken
+    def balloon(candidate, settings):  # 8 GB, filled so that it is really taken
         return np.ones(1024**3, dtype=np.float64)
 
-    def balloon_in_a_stage(candidate, settings, seconds):  # e.g. a mesh loader's mesh.corrupt
+    def balloon_in_a_stage(candidate, settings):  # e.g. a mesh loader's mesh.corrupt
         try:
-            balloon(candidate, settings, seconds)
+            balloon(candidate, settings)
         except Exception as exc:
             raise AssetError("mesh is corrupt", code="mesh.corrupt", stage="mesh") from exc
 
