@@ -196,16 +196,25 @@ def test_writing_twice_gives_the_same_bytes(demo, tmp_path):
     assert {n: (folder / n).read_bytes() for n in (USD_NAME, GEOMETRY_NAME)} == before
 
 
+def _copy_to_break(result, tmp_path):
+    """(the result pointing at a copy of its object folder, the copy's USD stage, its root path)."""
+    from pxr import Usd
+
+    copy = tmp_path / "copy"
+    shutil.copytree(result.urdf_path.parent, copy)
+    stage = Usd.Stage.Open(str(copy / USD_NAME))
+    return (
+        replace(result, urdf_path=copy / result.urdf_path.name),
+        stage,
+        stage.GetDefaultPrim().GetPath(),
+    )
+
+
 @needs_usd
 def test_a_flipped_axis_fails_the_check_on_its_joint(demo, tmp_path):
-    from pxr import Usd, UsdPhysics
+    from pxr import UsdPhysics
 
-    result = demo[CABINET]
-    copy = tmp_path / "cabinet"
-    shutil.copytree(result.urdf_path.parent, copy)
-    broken = replace(result, urdf_path=copy / result.urdf_path.name)
-    stage = Usd.Stage.Open(str(copy / USD_NAME))
-    root = stage.GetDefaultPrim().GetPath()
+    broken, stage, root = _copy_to_break(demo[CABINET], tmp_path)
     joint = UsdPhysics.RevoluteJoint(stage.GetPrimAtPath(root.AppendPath("joints/joint_3")))
     token = joint.GetAxisAttr().Get()
     joint.GetAxisAttr().Set({"X": "Y", "Y": "Z", "Z": "X"}[token])
@@ -222,19 +231,14 @@ def test_a_flipped_axis_fails_the_check_on_its_joint(demo, tmp_path):
 
 @needs_usd
 def test_a_moved_joint_frame_fails_the_rest_pose_of_the_links_it_carries(demo, tmp_path):
-    from pxr import Gf, Usd, UsdPhysics
+    from pxr import Gf, UsdPhysics
 
-    result = demo[CART]
-    copy = tmp_path / "cart"
-    shutil.copytree(result.urdf_path.parent, copy)
-    broken = replace(result, urdf_path=copy / result.urdf_path.name)
-    stage = Usd.Stage.Open(str(copy / USD_NAME))
-    root = stage.GetDefaultPrim().GetPath()
+    broken, stage, root = _copy_to_break(demo[CART], tmp_path)
     joint = UsdPhysics.Joint(stage.GetPrimAtPath(root.AppendPath("joints/joint_0")))
     joint.GetLocalPos1Attr().Set(Gf.Vec3f(0.0, 0.0, 0.01))
     stage.Save()
     failed = [c for c in checks(broken)["simulator.usd.rest_pose"] if not c.passed]
-    child = read_object(result.urdf_path).joint_map["joint_0"].child
+    child = read_object(broken.urdf_path).joint_map["joint_0"].child
     assert f"link {child}" in {c.element for c in failed}
     # moved by 1 cm: the largest coordinate of the move is 1 cm / sqrt(3) to 1 cm
     assert all(0.01 / math.sqrt(3) - 1e-6 <= c.value <= 0.01 + 1e-6 for c in failed)
