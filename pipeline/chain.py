@@ -310,7 +310,12 @@ def _compute(candidate: Candidate, settings: BatchSettings) -> dict:
         with timed("previews"):
             preview = _previews(object_dir, candidate.object_id)
         with timed("export"):
-            files = manifests.folder_digests(object_dir) if preview["rendered"] else assets
+            files = assets
+            if preview["rendered"]:  # the object's other files are hashed already
+                folder = previews.PREVIEW_FOLDER
+                shown = manifests.folder_digests(object_dir / folder)
+                shown = {f"{folder}/{name}": digest for name, digest in shown.items()}
+                files = dict(sorted({**assets, **shown}.items()))
             row = manifests.object_row(
                 result.object,
                 **_base(candidate),
