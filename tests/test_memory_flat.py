@@ -118,3 +118,6 @@ def test_recent_keeps_the_most_recently_used_entries():
     assert recent["a"] == 1  # read: now the most recent
     recent["c"] = 3
     assert list(recent) == ["a", "c"]
+    assert recent.get("a") == 1 and recent.get("b") is None  # get reads as [] does
+    recent["d"] = 4
+    assert list(recent) == ["a", "d"]

@@ -54,6 +54,12 @@ class Recent(OrderedDict):
         self.move_to_end(key)
         return value
 
+    def get(self, key, default=None):
+        if key not in self:
+            return default
+        self.move_to_end(key)
+        return super().__getitem__(key)
+
     def __setitem__(self, key, value) -> None:
         super().__setitem__(key, value)
         self.move_to_end(key)
