@@ -25,6 +25,7 @@ from duplicates.report import card_section as duplicates_section
 from duplicates.report import counts as duplicate_counts
 from export import card, manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
+from export.outcome import ObjectOutcome
 from export.selection import SPLITS, assign_splits
 from normalize.safe_yaml import load_yaml
 from normalize.sources import PROVENANCE_KEYS
@@ -80,8 +81,8 @@ def _source_files(run, outcome) -> list[dict]:
     """source_files rows of an accepted object: every file it read, with the digest the build
     computed (inputs that were missing or led out of the root have no digest and no row)."""
     return [
-        {"object_id": outcome["object_id"], "path": _relative_to_source(run, p), "sha256": d}
-        for p, d in outcome["inputs"].items()
+        {"object_id": outcome.object_id, "path": _relative_to_source(run, p), "sha256": d}
+        for p, d in outcome.inputs.items()
         if _SHA256.match(d)
     ]
 
@@ -123,8 +124,8 @@ def _snapshot(run) -> str:
     config = {k: v for k, v in run.source.as_dict().items() if k not in ("path", "package_roots")}
     per_object = {}
     for o in run.outcomes:
-        per_object[o["source_id"]] = sorted(
-            (_relative_to_source(run, path), digest) for path, digest in o["inputs"].items()
+        per_object[o.source_id] = sorted(
+            (_relative_to_source(run, path), digest) for path, digest in o.inputs.items()
         )
     return sha256_hex(canonical_json({"config": config, "objects": per_object}))
 
@@ -138,29 +139,29 @@ def find_release_duplicates(
     processes)."""
     records = [
         record_from_rows(
-            o["rows"]["objects"][0],
-            o["rows"]["joints"],
-            o["files"],
-            staging / "objects" / o["object_id"],
+            o.rows["objects"][0],
+            o.rows["joints"],
+            o.files,
+            staging / "objects" / o.object_id,
         )
         for o in accepted
     ]
     return find_duplicates(records, settings, cache, runner)
 
 
-def _moved_out(o: dict, canonical: str) -> dict:
+def _moved_out(o: ObjectOutcome, canonical: str) -> ObjectOutcome:
     """The outcome of an object moved out as a duplicate: a rejection naming the canonical id."""
     reject = manifests.reject_row(
-        object_id=o["object_id"],
-        source=o["source"],
-        source_id=o["source_id"],
-        source_path=o["source_path"],
+        object_id=o.object_id,
+        source=o.source,
+        source_id=o.source_id,
+        source_path=o.source_path,
         stage="duplicates",
         code="duplicate.of",
         message=f"the same object as {canonical} (canonical member of its duplicate cluster)",
         element=canonical,
     )
-    return {**o, "accepted": False, "rows": {}, "reject": reject, "files": {}}
+    return o.rejected_as(reject)
 
 
 def assemble_release(
@@ -187,32 +188,32 @@ def assemble_release(
         duplicates = DuplicateSettings(priority=tuple(run.source.name for run in runs))
     outcomes = [o for run in runs for o in run.outcomes]
     started = time.perf_counter()
-    accepted = [o for o in outcomes if o["accepted"]]
+    accepted = [o for o in outcomes if o.accepted]
     found = find_release_duplicates(staging, accepted, duplicates, pair_cache, pair_runner)
     if seconds is not None:
         seconds["duplicates"] = time.perf_counter() - started
     outcomes = [
-        _moved_out(o, found.moved_out[o["object_id"]])
-        if o["accepted"] and o["object_id"] in found.moved_out
+        _moved_out(o, found.moved_out[o.object_id])
+        if o.accepted and o.object_id in found.moved_out
         else o
         for o in outcomes
     ]
-    accepted = [o for o in outcomes if o["accepted"]]
+    accepted = [o for o in outcomes if o.accepted]
     tables: dict[str, list[dict]] = {name: [] for name in manifests.TABLES}
     for o in accepted:
         for name in ("objects", "joints", "links", "review"):
-            tables[name].extend(o["rows"].get(name, []))
-    source_of = {o["object_id"]: run.source for run in runs for o in run.outcomes}
+            tables[name].extend(o.rows.get(name, []))
+    source_of = {o.object_id: run.source for run in runs for o in run.outcomes}
     tables["rejects"] = [
-        _shippable_reject(o["reject"], source_of[o["object_id"]], staging)
+        _shippable_reject(o.reject, source_of[o.object_id], staging)
         for o in outcomes
-        if not o["accepted"]
+        if not o.accepted
     ]
     tables["source_files"] = [
         row
         for run in runs
         for o in run.outcomes
-        if o["accepted"] and o["object_id"] not in found.moved_out
+        if o.accepted and o.object_id not in found.moved_out
         for row in _source_files(run, o)
     ]
     tables["duplicates"] = found.rows
@@ -229,7 +230,7 @@ def assemble_release(
     tables["objects"] = assign_splits(objects, last={UNASSIGNED_SUPERCATEGORY})
 
     # Object folders that no accepted outcome claims (none expected) do not enter the release.
-    claimed = {o["object_id"] for o in accepted}
+    claimed = {o.object_id for o in accepted}
     for folder in (staging / "objects").iterdir():
         if folder.name not in claimed:
             shutil.rmtree(folder)
@@ -241,9 +242,9 @@ def assemble_release(
     _write_splits(arrow["objects"], staging)
     release.pause_point("assemble")
     known = {
-        f"objects/{o['object_id']}/{name}": digest
+        f"objects/{o.object_id}/{name}": digest
         for o in accepted
-        for name, digest in o["files"].items()
+        for name, digest in o.files.items()
     }
     for name in manifests.TABLES:
         path = staging / "manifest" / f"{name}.parquet"
@@ -252,7 +253,7 @@ def assemble_release(
 
     stats_md = _statistics(arrow, staging) + duplicates_section(found.rows)
     previews_md = card_section(
-        staging, tables["objects"], {o["object_id"]: o.get("preview") for o in accepted}
+        staging, tables["objects"], {o.object_id: o.preview for o in accepted}
     )
     previous_info = release.read_release(previous) if previous else None
     previous_objects = release.read_objects(previous) if previous else None
@@ -287,8 +288,8 @@ def assemble_release(
         browser_data(
             info,
             tables,
-            {o["object_id"]: o.get("preview") for o in accepted},
-            {o["object_id"]: list(o["files"]) for o in accepted},
+            {o.object_id: o.preview for o in accepted},
+            {o.object_id: list(o.files) for o in accepted},
         ),
     )
     release.write_checksums(staging, known)
@@ -321,7 +322,7 @@ def _release_info(runs, tables, version, versions, content, previous_info, moved
     joints = tables["joints"]
     sources = []
     for run in runs:
-        accepted = sum(o["accepted"] and o["object_id"] not in moved_out for o in run.outcomes)
+        accepted = sum(o.accepted and o.object_id not in moved_out for o in run.outcomes)
         sources.append(
             {
                 "name": run.source.name,

@@ -45,6 +45,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 # isort: on
 from duplicates.stage import PairJob, measure_job
+from export.outcome import ObjectOutcome
 from flows.server import PrefectServer
 from normalize.errors import DISK_FULL_ERRNOS, WriteFailed
 from normalize.workers import SupervisorClosed
@@ -157,11 +158,9 @@ def batch_task(batch: Batch, settings: BatchSettings, work_key: str | None) -> U
         )
     log = run_logger()
     for outcome in outcomes:
-        if not outcome["accepted"]:
-            reject = outcome["reject"]
-            log.warning(
-                "%s rejected: %s: %s", outcome["object_id"], reject["code"], reject["message"]
-            )
+        if not outcome.accepted:
+            reject = outcome.reject
+            log.warning("%s rejected: %s: %s", outcome.object_id, reject["code"], reject["message"])
     return Unwalked(outcomes)
 
 
@@ -232,7 +231,7 @@ def source_flow(source_name: str, objects: int, work_key: str) -> Unwalked:
         if work.free_workers is not None:
             future.add_done_callback(lambda _: work.free_workers.release())
         futures.append(future)
-    outcomes: list[dict] = []
+    outcomes: list[ObjectOutcome] = []
     for future in as_completed(futures):
         batch = future.result().value
         if local is None:  # on Dask: counted as each batch ends

@@ -13,6 +13,10 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from export.outcome import ObjectOutcome
 
 
 @dataclass
@@ -68,15 +72,15 @@ class BuildProgress:
             counts.cached += cached
         self._refresh()
 
-    def object_finished(self, source: str, outcome: dict) -> None:
+    def object_finished(self, source: str, outcome: ObjectOutcome) -> None:
         """One object's outcome (counted once, even when a retried batch reports it again)."""
         with self._lock:
-            key = (source, outcome["object_id"])
+            key = (source, outcome.object_id)
             if key in self._seen:
                 return
             self._seen.add(key)
-        accepted = bool(outcome["accepted"])
-        self.finished(source, int(accepted), int(not accepted), int(bool(outcome["cached"])))
+        accepted = bool(outcome.accepted)
+        self.finished(source, int(accepted), int(not accepted), int(bool(outcome.cached)))
 
     def stage(self, text: str) -> None:
         """What the build does now (discovering, objects, assembling the release...)."""

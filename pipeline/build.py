@@ -32,6 +32,7 @@ from duplicates import DuplicateSettings
 from duplicates.stage import PairJob, measured_jobs
 from export import release
 from export.assemble import assemble_release
+from export.outcome import ObjectOutcome
 from normalize.adapters import discover
 from normalize.discovery import Candidate, skipped_files
 from normalize.sources import SourceConfig
@@ -136,7 +137,7 @@ class SourceRun:
 
     source: SourceConfig
     discovered: list[str]  # object ids, sorted
-    outcomes: list[dict]
+    outcomes: list[ObjectOutcome]
     seconds: float = 0.0
     discover_seconds: float = 0.0
     skipped: dict = field(default_factory=dict)  # normalize.discovery.skipped_files
@@ -366,7 +367,7 @@ def run_batch(
     return [o if o is not None else next(computed) for o in found]
 
 
-def _ignore(outcome: dict) -> None:
+def _ignore(outcome: ObjectOutcome) -> None:
     pass
 
 
@@ -420,7 +421,7 @@ def discover_source(source: SourceConfig, progress) -> DiscoveredSource:
     return DiscoveredSource(source, candidates, time.perf_counter() - started, skipped)
 
 
-def source_run(found: DiscoveredSource, outcomes: list[dict], seconds: float) -> SourceRun:
+def source_run(found: DiscoveredSource, outcomes: list[ObjectOutcome], seconds: float) -> SourceRun:
     """The SourceRun of a discovered source once its batches gave `outcomes` (in `seconds`)."""
     return SourceRun(
         found.source,
@@ -490,7 +491,7 @@ class NoProgress:
     def discovered(self, source: str, n: int) -> None:
         pass
 
-    def object_finished(self, source: str, outcome: dict) -> None:
+    def object_finished(self, source: str, outcome: ObjectOutcome) -> None:
         pass
 
     def stage(self, text: str) -> None:
@@ -571,7 +572,7 @@ def finish_build(staged: StagedBuild, runs: list[SourceRun], pair_runner=None) -
     outcomes = [o for run in runs for o in run.outcomes]
     stages = Counter({"discover": sum(run.discover_seconds for run in runs)})
     for o in outcomes:
-        stages.update({k: v for k, v in o["seconds"].items() if k != "total"})
+        stages.update({k: v for k, v in o.seconds.items() if k != "total"})
     seconds["stages"] = sum(v for k, v in stages.items() if k != "discover")
     seconds["total"] = time.perf_counter() - called
     stages["duplicates"] = seconds["duplicates"]
@@ -580,13 +581,13 @@ def finish_build(staged: StagedBuild, runs: list[SourceRun], pair_runner=None) -
         version=config.version,
         content_hash=content,
         info=info,
-        cached=sum(o["cached"] for o in outcomes),
-        computed=sorted(o["object_id"] for o in outcomes if not o["cached"]),
-        internal_errors=sorted(o["object_id"] for o in outcomes if o["internal_error"]),
+        cached=sum(o.cached for o in outcomes),
+        computed=sorted(o.object_id for o in outcomes if not o.cached),
+        internal_errors=sorted(o.object_id for o in outcomes if o.internal_error),
         seconds=seconds,
         source_seconds={run.source.name: run.seconds for run in runs},
         stage_seconds={**dict(sorted(stages.items())), "assemble": seconds["assemble"]},
-        rejects=[o["reject"] for o in outcomes if not o["accepted"]],
+        rejects=[o.reject for o in outcomes if not o.accepted],
     )
 
 
@@ -631,8 +632,8 @@ def check_accounting(runs: list[SourceRun]) -> None:
     """Every discovered object has exactly one outcome, per source; raise otherwise."""
     problems = []
     for run in runs:
-        seen = Counter(o["object_id"] for o in run.outcomes)
-        accepted = sum(o["accepted"] for o in run.outcomes)
+        seen = Counter(o.object_id for o in run.outcomes)
+        accepted = sum(o.accepted for o in run.outcomes)
         rejected = len(run.outcomes) - accepted
         missing = sorted(set(run.discovered) - set(seen))
         extra = sorted(set(seen) - set(run.discovered))

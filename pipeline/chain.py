@@ -3,16 +3,11 @@
 Plain functions that run without Prefect: a batch of objects (`batch_outcomes`, what one
 Prefect batch task runs) takes each object from the cache (`cached_outcome`) when nothing it
 depends on changed and computes the others (`computed_outcome`). Each object's outcome is a
-JSON-friendly dict (its manifest rows, or its rejection), cached by content (`pipeline.cache`):
-the key is the object's identity (`object_identity`) plus the sha256 of every file it read.
-
-Outcome dict: object_id, source, source_id, source_path, accepted (bool), rows (objects, joints,
-links, review: lists of row dicts; empty when rejected), reject (a rejects row or None), files
-(object-folder path -> sha256, previews included), preview (accepted objects: {"rendered": bool,
-"detail": what rendered them or why they were skipped; when rendered, "groups": [[name, label]]
-of the joint groups shown and "meshes_left_out": how many meshes MuJoCo refused}). Not cached,
-added per run: cached (bool), inputs (path -> digest), seconds (stage -> seconds),
-internal_error (bool).
+`export.outcome.ObjectOutcome` (its manifest rows, or its rejection), whose decision is cached
+by content (`pipeline.cache`): the key is the object's identity (`object_identity`) plus the
+sha256 of every file it read. An accepted outcome's `preview` is {"rendered": bool, "detail":
+what rendered them or why they were skipped; when rendered, "groups": [[name, label]] of the
+joint groups shown and "meshes_left_out": how many meshes MuJoCo refused}.
 
 Stages timed in `seconds` (their sum is the object's time but for small glue): parse (the
 adapter reading the source files), convention (reference object, placement, inertial formulas),
@@ -40,6 +35,7 @@ from pathlib import Path
 import previews
 from export import manifests
 from export.digests import canonical_json, sha256_hex
+from export.outcome import ObjectOutcome
 from normalize import inputs as recorded_inputs
 from normalize.discovery import Candidate
 from normalize.errors import AssetError, write_failure
@@ -260,7 +256,7 @@ def _base(candidate: Candidate) -> dict:
     }
 
 
-def _rejected(candidate: Candidate, stage, code, message, path=None, element=None) -> dict:
+def _rejected(candidate: Candidate, stage, code, message, path=None, element=None) -> ObjectOutcome:
     reject = manifests.reject_row(
         **_base(candidate),
         stage=stage,
@@ -269,10 +265,10 @@ def _rejected(candidate: Candidate, stage, code, message, path=None, element=Non
         path=path,
         element=element,
     )
-    return {**_base(candidate), "accepted": False, "rows": {}, "reject": reject, "files": {}}
+    return ObjectOutcome(**_base(candidate), accepted=False, reject=reject)
 
 
-def _compute(candidate: Candidate, settings: BatchSettings) -> dict:
+def _compute(candidate: Candidate, settings: BatchSettings) -> ObjectOutcome:
     """Run the stages on one candidate, each timed into the object's stage record
     (`normalize.timing`); AssetError becomes a rejection."""
     import taxonomy
@@ -349,14 +345,9 @@ def _compute(candidate: Candidate, settings: BatchSettings) -> dict:
                 "links": manifests.link_rows(result.object, candidate.object_id, object_dir),
                 "review": taxonomy.review_rows([assignment]),
             }
-        return {
-            **_base(candidate),
-            "accepted": True,
-            "rows": rows,
-            "reject": None,
-            "files": files,
-            "preview": preview,
-        }
+        return ObjectOutcome(
+            **_base(candidate), accepted=True, rows=rows, files=files, preview=preview
+        )
     except AssetError as exc:
         shutil.rmtree(object_dir, ignore_errors=True)
         if out_of_memory(exc):  # see computed_outcome
@@ -380,7 +371,7 @@ def _open_cache(settings: BatchSettings) -> ObjectCache | None:
 
 def cached_outcome(
     candidate: Candidate, settings: BatchSettings, cache: ObjectCache
-) -> dict | None:
+) -> ObjectOutcome | None:
     """The cached outcome of a candidate whose inputs did not change, with its object folder
     restored into the staging folder; None when it must be computed."""
     if candidate.refusal is not None:  # depends on other candidates: never cached
@@ -391,26 +382,22 @@ def cached_outcome(
     )
     if hit is None:
         return None
-    if hit.outcome["accepted"]:
+    outcome = ObjectOutcome.from_decision(hit.outcome, cached=True, inputs=hit.inputs)
+    if outcome.accepted:
         hit.write_files(settings.staging / "objects" / candidate.object_id)
-    return {
-        **hit.outcome,
-        "cached": True,
-        "inputs": hit.inputs,
-        "seconds": {"cache": time.perf_counter() - started},
-        "internal_error": False,
-    }
+    outcome.seconds = {"cache": time.perf_counter() - started}
+    return outcome
 
 
 def computed_outcome(
     candidate: Candidate, settings: BatchSettings, cache: ObjectCache | None = None
-) -> dict:
+) -> ObjectOutcome:
     """Run the stages on a candidate (and store the outcome in the cache, if given); the
     outcome's `seconds` is the object's own stage record (`normalize.timing`).
 
     Never raises for a bad asset: AssetError and I/O errors become rejections (an I/O error is
     retried once first); an unexpected exception also becomes a rejection with code
-    `internal.error` and `internal_error: True`, and is logged with its traceback. A failure of
+    `internal.error` and `internal_error` set, and is logged with its traceback. A failure of
     the disk written to (`normalize.errors.write_failure`) is no object's: it raises
     `WriteFailed`, which stops the build.
     """
@@ -420,7 +407,7 @@ def computed_outcome(
 
 def _outcome(
     candidate: Candidate, settings: BatchSettings, cache: ObjectCache | None, seconds: dict
-) -> dict:
+) -> ObjectOutcome:
     from normalize import meshes
     from verify.checks import simulator
 
@@ -503,7 +490,7 @@ def _outcome(
         hash_limit(candidate.source),
         read=recorded.digests,  # what was processed, even if a file changed since
     )
-    reject = outcome["reject"]
+    reject = outcome.reject
     changed = None in recorded.digests.values()  # a file read twice differed: mixed content
     cacheable = candidate.refusal is None and not (reject and reject["code"] in TRANSIENT_CODES)
     # a slower or smaller machine's verdict is not the object's
@@ -512,20 +499,14 @@ def _outcome(
         identity = _identity(candidate, settings)
         try:
             with timed("cache"):
-                cache.store(identity, inputs, outcome, object_dir, outcome["files"])
+                cache.store(identity, inputs, outcome.decision(), object_dir, outcome.files)
         except OSError as exc:
             failed = write_failure(exc, (settings.cache_dir,), settings.cache_dir)
             if failed is None:
                 raise
             raise failed from exc
     seconds["total"] = time.perf_counter() - started
-    return {
-        **outcome,
-        "cached": False,
-        "inputs": inputs,
-        "seconds": seconds,
-        "internal_error": internal,
-    }
+    return replace(outcome, inputs=inputs, seconds=seconds, internal_error=internal)
 
 
 def _release_memory() -> None:
@@ -540,7 +521,7 @@ def _release_memory() -> None:
 MESH_CACHE = "meshes"  # folder of the cache root holding parsed meshes and mass properties
 
 
-def batch_outcomes(candidates: list[Candidate], settings: BatchSettings) -> Iterator[dict]:
+def batch_outcomes(candidates: list[Candidate], settings: BatchSettings) -> Iterator[ObjectOutcome]:
     """The outcome of each candidate in turn: from the cache when its inputs did not change,
     else computed (and stored). What a batch task runs, in a worker process
     (`normalize.workers.Supervisor`) or, on Dask, in the Dask worker. Parsed meshes and mass
@@ -555,7 +536,9 @@ def batch_outcomes(candidates: list[Candidate], settings: BatchSettings) -> Iter
             yield hit if hit is not None else computed_outcome(candidate, settings, cache)
 
 
-def computed_outcomes(candidates: list[Candidate], settings: BatchSettings) -> Iterator[dict]:
+def computed_outcomes(
+    candidates: list[Candidate], settings: BatchSettings
+) -> Iterator[ObjectOutcome]:
     """The computed outcome of each candidate in turn (never looked up: the cache misses of a
     batch looked up already); see `batch_outcomes`."""
     from normalize import meshes
@@ -566,7 +549,7 @@ def computed_outcomes(candidates: list[Candidate], settings: BatchSettings) -> I
             yield computed_outcome(candidate, settings, cache)
 
 
-def lost_outcome(candidate: Candidate, settings: BatchSettings, lost: WorkerLost) -> dict:
+def lost_outcome(candidate: Candidate, settings: BatchSettings, lost: WorkerLost) -> ObjectOutcome:
     """The outcome of a candidate whose worker process died while computing it (`limits.crash`)
     or was killed because the object outlived its wall clock in C code (`limits.time`); never
     cached (another machine, or a rerun, may finish it)."""
@@ -584,10 +567,4 @@ def lost_outcome(candidate: Candidate, settings: BatchSettings, lost: WorkerLost
             f"{lost.message} while it computed the object (docs/limits.md); the process was "
             "replaced and the build went on"
         )
-    return {
-        **_rejected(candidate, "pipeline", code, message),
-        "cached": False,
-        "inputs": {},
-        "seconds": {},
-        "internal_error": False,
-    }
+    return _rejected(candidate, "pipeline", code, message)

@@ -17,6 +17,7 @@ from verify_assets import door_urdf, write
 import schemas
 from export import release
 from export.manifests import TABLES
+from export.outcome import ObjectOutcome
 from flows.commands import EXIT_LOCKED, EXIT_OK, EXIT_USAGE
 from normalize.sources import load_sources
 from pipeline.build import AccountingError, SourceRun, check_accounting, plan_batches
@@ -225,7 +226,7 @@ def test_changelog_against_previous(builds, own_library, tmp_path):
 def test_accounting_mismatch_fails_loudly(demo_release, sample_library):
     result, root = demo_release
     source = load_sources(sample_library / "sources.yaml")[0]
-    outcome = {"object_id": "a", "accepted": True}
+    outcome = ObjectOutcome("a", source.name, "a", None, accepted=True)
     run = SourceRun(source, ["a", "b"], [outcome])
     with pytest.raises(AccountingError, match="without outcome: \\['b'\\]"):
         check_accounting([run])

@@ -9,6 +9,7 @@ import time
 import pytest
 from rich.console import Console
 
+from export.outcome import ObjectOutcome
 from flows.progress import BuildProgress
 
 
@@ -87,10 +88,10 @@ def test_counts_each_object_once_and_shows_the_stage():
     progress = BuildProgress(live=False, expected_sources=1)
     progress.discovered("a", 3)
     progress.stage("objects")
-    outcome = {"object_id": "x", "accepted": True, "cached": False}
+    outcome = ObjectOutcome("x", "a", "x", None, accepted=True)
     progress.object_finished("a", outcome)
     progress.object_finished("a", outcome)  # a retried batch reports x again
-    progress.object_finished("a", {"object_id": "y", "accepted": False, "cached": True})
+    progress.object_finished("a", ObjectOutcome("y", "a", "y", None, accepted=False, cached=True))
     total = progress.totals()
     assert (total.done, total.accepted, total.rejected, total.cached) == (2, 1, 1, 1)
     assert progress.line().endswith("; objects")

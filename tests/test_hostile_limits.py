@@ -54,13 +54,13 @@ def test_an_object_past_its_wall_clock_is_refused_and_not_cached(tmp_path, monke
     finally:
         faulthandler.cancel_dump_traceback_later()
     assert time.perf_counter() - started < 5
-    assert outcome["reject"]["code"] == "limits.time" and not outcome["accepted"]
+    assert outcome.reject["code"] == "limits.time" and not outcome.accepted
     assert not list((tmp_path / "cache").rglob("entry.json")), "a time-out is never cached"
 
     monkeypatch.setattr(chain, "_compute", real_compute)
     settings = chain.BatchSettings(**{**settings.__dict__, "object_seconds": 600.0})
     outcome = chain.computed_outcome(candidate, settings, cache)
-    assert outcome["accepted"], outcome["reject"]
+    assert outcome.accepted, outcome.reject
     assert list((tmp_path / "cache").rglob("entry.json"))
 
 
@@ -89,13 +89,13 @@ def test_an_object_past_its_memory_limit_is_refused_and_the_next_one_computed(
     for stage in (balloon, balloon_in_a_stage):
         monkeypatch.setattr(chain, "_compute", stage)
         outcome = chain.computed_outcome(candidate, settings, cache)
-        assert outcome["reject"]["code"] == "limits.memory" and not outcome["accepted"]
-        assert "256 MiB" in outcome["reject"]["message"]
+        assert outcome.reject["code"] == "limits.memory" and not outcome.accepted
+        assert "256 MiB" in outcome.reject["message"]
     assert not list((tmp_path / "cache").rglob("entry.json")), "out of memory is never cached"
 
     monkeypatch.setattr(chain, "_compute", real_compute)
     outcome = chain.computed_outcome(candidate, settings, cache)
-    assert outcome["accepted"], outcome["reject"]
+    assert outcome.accepted, outcome.reject
     import resource
 
     assert resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY

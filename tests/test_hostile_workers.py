@@ -164,7 +164,5 @@ def test_a_lost_object_is_refused_with_its_limit_code(tmp_path):
     )
     stuck = chain.lost_outcome(candidate, settings, workers.WorkerLost("time", "killed after 6 s"))
     died = chain.lost_outcome(candidate, settings, workers.WorkerLost("crash", "it died"))
-    assert (
-        stuck["reject"]["code"] == "limits.time" and "inside C code" in stuck["reject"]["message"]
-    )
-    assert died["reject"]["code"] == "limits.crash" and not died["accepted"]
+    assert stuck.reject["code"] == "limits.time" and "inside C code" in stuck.reject["message"]
+    assert died.reject["code"] == "limits.crash" and not died.accepted

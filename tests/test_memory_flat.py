@@ -32,7 +32,7 @@ def test_mujocos_asset_cache_is_empty_after_each_object(tmp_path):
     )
     cache = mujoco.mj_getCache()
     for outcome in chain.batch_outcomes(candidates[:2], settings):
-        assert outcome["accepted"], outcome["reject"]  # loaded in MuJoCo and rendered
+        assert outcome.accepted, outcome.reject  # loaded in MuJoCo and rendered
         assert mujoco.mj_getCacheSize(cache) == 0
 
 

@@ -305,8 +305,8 @@ def test_a_curators_category_sets_the_size_range_the_build_checks(tmp_path):
             staging=staging, cache_dir=None, overrides=overrides, versions=chain.current_versions()
         )
         outcome = chain.computed_outcome(candidate, settings, None)
-        assert outcome["accepted"], outcome["reject"]
-        [row] = outcome["rows"]["objects"]
+        assert outcome.accepted, outcome.reject
+        [row] = outcome.rows["objects"]
         return row["warnings"]
 
     assert "fidelity.size" not in warnings(())
