@@ -21,6 +21,9 @@ import pytest
 from conftest import DOORS_SOURCE
 from verify_assets import door_urdf, write
 
+#: Each test builds a release: part of `make test`, not of `make test-fast`.
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 FLAGS = (

@@ -481,6 +481,7 @@ def test_curator_overrides_are_decisions(builds, twin_library):
     }
 
 
+@pytest.mark.slow
 def test_same_input_gives_byte_identical_duplicates_manifest(builds, twin_library):
     root = twin_library
     again = _build(builds, root / "library", root / "again", root / "cache")
@@ -493,6 +494,7 @@ def test_same_input_gives_byte_identical_duplicates_manifest(builds, twin_librar
     ).read_bytes()
 
 
+@pytest.mark.slow
 def test_twins_turned_by_any_yaw_are_found_and_near_misses_are_not(builds, tmp_path, monkeypatch):
     """Twins turned about z by angles that are no quarter turns (their boxes, and so their
     placements, differ from the original's) join their originals; the near-misses, turned or

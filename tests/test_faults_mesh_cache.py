@@ -111,6 +111,7 @@ def test_gltf_is_not_stored(tmp_path):
     assert not (tmp_path / "store").exists()
 
 
+@pytest.mark.slow
 def test_rebuild_after_a_code_change_reuses_the_store_and_gives_the_same_release(
     builds, sample_library, tmp_path, monkeypatch
 ):

@@ -23,6 +23,9 @@ from normalize.sources import load_sources
 from pipeline.build import AccountingError, SourceRun, check_accounting, plan_batches
 from pipeline.cache import ObjectCache
 
+#: Each test builds a release: part of `make test`, not of `make test-fast`.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture()
 def own_library(sample_library, tmp_path) -> Path:

@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 from scoring_support import CABINET, LAPTOP, checked_release
 
+#: Each test builds a release: part of `make test`, not of `make test-fast`.
+pytestmark = pytest.mark.slow
+
 TIMEOUT = 300
 REPO = Path(__file__).resolve().parents[1]
 

@@ -205,6 +205,7 @@ def test_a_warm_rebuild_renders_nothing(builds, tmp_path, gl_backend):
         )
 
 
+@pytest.mark.slow
 def test_without_gl_the_build_completes_and_the_card_says_why(tmp_path):
     from samples.generate import generate_library
 

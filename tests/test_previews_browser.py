@@ -14,6 +14,9 @@ from lxml import html as lxml_html
 
 from previews.browser import CHUNK, DATA, DETAILS, INDEX, read_data, revision_link, write_browser
 
+#: Each test builds a release: part of `make test`, not of `make test-fast`.
+pytestmark = pytest.mark.slow
+
 
 def manifest(release, name: str) -> pd.DataFrame:
     return pd.read_parquet(release / "manifest" / f"{name}.parquet")

@@ -282,6 +282,7 @@ def test_paired_difference_is_the_difference_on_common_objects(ranked):
     )
 
 
+@pytest.mark.slow
 def test_scores_are_byte_identical_with_a_competing_cpu_hog(cases, release, tmp_path):
     """Searches are bounded by nodes, not seconds, so a loaded machine gives the same bytes
     (one of the cases, the re-parented cabinet, needs the search)."""

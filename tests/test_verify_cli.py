@@ -56,6 +56,7 @@ def test_warnings_pass_unless_strict(library):
     assert data["objects"][0]["warnings"] == ["structure.moving_joints"]  # the hinge is fixed
 
 
+@pytest.mark.slow
 def test_a_failing_object_exits_1_and_is_named_in_the_table(library):
     run = arena(library)
     assert run.returncode == 1
