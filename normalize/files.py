@@ -10,6 +10,7 @@ on the open descriptor (fstat: the file cannot be swapped in between), and read 
 
 from __future__ import annotations
 
+import difflib
 import errno
 import hashlib
 import os
@@ -189,3 +190,20 @@ def xml_root(path: str | os.PathLike) -> str | None:
         if not match.group(1):
             return match.group(2).decode("ascii", "replace").split(":")[-1]
     return None
+
+
+def nearest_file_hint(missing: Path, base: Path) -> str | None:
+    """ "did you mean X?" with X the existing file of `missing`'s folder whose name is closest
+    to its name, written relative to `base` (the folder the reference is relative to); None
+    when no name is close."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(missing.parent) if entry.is_file())
+    except OSError:
+        return None
+    close = difflib.get_close_matches(missing.name, names, n=1, cutoff=0.6)
+    if not close:
+        lowered = [n for n in names if n.lower() == missing.name.lower()]
+        close = lowered[:1]
+    if not close:
+        return None
+    return f"did you mean {Path(os.path.relpath(missing.parent / close[0], base)).as_posix()}?"

@@ -2,8 +2,10 @@
 
 A `CheckResult` has a stable dotted `id` (docs/verification.md lists every one), a severity
 ("error", "warning" or "info"), whether it passed, the measured `value`, the `threshold` it was
-held to, the `element` (link, joint or file) it concerns and a message for people. An allowance
-may waive a failed check; the report still lists it, marked `waived` with the reason.
+held to, the `element` (link, joint or file) it concerns and a message for people. A problem of
+the source files also names the source `file` and the `line` of its element, and a `hint` on
+how to fix it when one is known. An allowance may waive a failed check; the report still lists
+it, marked `waived` with the reason.
 
 Verdict (`VerificationReport.status`): "fail" when a non-waived error check failed, "warn" when
 a non-waived warning check failed, else "pass". Info checks never change the verdict.
@@ -65,6 +67,9 @@ class CheckResult:
     element: str | None = None
     waived: bool = False
     waiver_reason: str | None = None
+    file: str | None = None
+    line: int | None = None
+    hint: str | None = None
 
     def __post_init__(self):
         if self.severity not in SEVERITIES:
@@ -86,6 +91,9 @@ class CheckResult:
             "threshold": json_number(self.threshold),
             "element": self.element,
             "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "hint": self.hint,
         }
 
 
