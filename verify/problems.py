@@ -18,7 +18,7 @@ from pathlib import Path
 from normalize.adapters import get_adapter
 from normalize.errors import AssetError
 from normalize.paths import realpath
-from verify.report import CheckResult
+from verify.report import CheckResult, shown_path
 
 #: Codes of a file outside the folder references are confined to (`normalize.paths.confine`)
 OUTSIDE_CODES = ("path.outside_root", "path.symlink_escape")
@@ -52,19 +52,11 @@ def problem_check(candidate, error: AssetError) -> CheckResult:
         "error",
         False,
         error.message,
-        element=error.element or f"file {_shown(path, root)}",
-        file=_shown(path, root),
+        element=error.element or f"file {shown_path(path, root)}",
+        file=shown_path(path, root),
         line=error.line,
         hint=error.hint or _root_hint(error, root),
     )
-
-
-def _shown(path: Path, root: Path) -> str:
-    """`path` relative to `root` when inside it, else as it is."""
-    try:
-        return path.absolute().relative_to(root.absolute()).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def _root_hint(error: AssetError, root: Path) -> str | None:

@@ -14,7 +14,9 @@ a non-waived warning check failed, else "pass". Info checks never change the ver
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 SEVERITIES = ("error", "warning", "info")
 #: Warnings that send an accepted object to the review queue: heuristics that can flag a valid
@@ -186,6 +188,15 @@ def failed_report(candidate, check: CheckResult, stage: str) -> VerificationRepo
         format=candidate.source.format,
         stage=stage,
     )
+
+
+def shown_path(path, root) -> str:
+    """`path` relative to `root` ('/'-separated) when inside it, else as it is."""
+    path = Path(os.path.normpath(Path(path).absolute()))
+    try:
+        return path.relative_to(Path(root).absolute()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def source_path_of(candidate) -> str:
