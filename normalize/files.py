@@ -193,17 +193,20 @@ def xml_root(path: str | os.PathLike) -> str | None:
 
 
 def nearest_file_hint(missing: Path, base: Path) -> str | None:
-    """ "did you mean X?" with X the existing file of `missing`'s folder whose name is closest
-    to its name, written relative to `base` (the folder the reference is relative to); None
-    when no name is close."""
+    """The hint "did you mean X?", X the existing file of `missing`'s folder whose name (without
+    its suffix; one with the same suffix preferred) is closest to its name, written relative
+    to `base` (the folder the reference is relative to); None when no name is close."""
     try:
         names = sorted(entry.name for entry in os.scandir(missing.parent) if entry.is_file())
     except OSError:
         return None
-    close = difflib.get_close_matches(missing.name, names, n=1, cutoff=0.6)
-    if not close:
-        lowered = [n for n in names if n.lower() == missing.name.lower()]
-        close = lowered[:1]
+    stems: dict[str, list[str]] = {}
+    for name in names:
+        stems.setdefault(Path(name).stem, []).append(name)
+    close = difflib.get_close_matches(missing.stem, stems, n=1, cutoff=0.6)
     if not close:
         return None
-    return f"did you mean {Path(os.path.relpath(missing.parent / close[0], base)).as_posix()}?"
+    options = stems[close[0]]
+    suffix = missing.suffix.lower()
+    found = next((n for n in options if Path(n).suffix.lower() == suffix), options[0])
+    return f"did you mean {Path(os.path.relpath(missing.parent / found, base)).as_posix()}?"

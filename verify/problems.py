@@ -64,4 +64,4 @@ def _root_hint(error: AssetError, root: Path) -> str | None:
     if error.code not in OUTSIDE_CODES or error.target is None:
         return None
     common = os.path.commonpath([realpath(error.target), realpath(root)])
-    return f"pass --root DIR to allow files under DIR (--root {common} holds this file)"
+    return f"pass --root DIR to allow files under DIR, e.g. --root {common}"

@@ -64,6 +64,10 @@ def verify_object(result, source, *, simulator: bool = True, assignment=None) ->
             checks.append(
                 CheckResult("simulator.skipped", "info", True, "simulator checks not requested")
             )
+    else:  # every family reads the object back: none can run, and the report says so
+        names = ", ".join(name for name, _ in FAMILIES)
+        message = f"not run ({names}, simulator): the normalized URDF could not be read back"
+        checks.append(CheckResult("verify.skipped", "info", True, message))
     extra, file_check = object_allowances(candidate)
     if file_check is not None:
         checks.append(file_check)

@@ -171,7 +171,7 @@ def scan_mjcf(
                 problems, element, xml_file, _confine_all, checked, root, xml_file, where
             )
             if problems is not None and inside and not existing:
-                problems.append(_missing(element, xml_file, main_dir, value, where))
+                problems.append(_missing(element, xml_file, [main_dir], value, where))
             if inside and existing:
                 visit(existing[0], (*chain, real), element)
 
@@ -214,7 +214,7 @@ def scan_mjcf(
                         where,
                     )
                     if problems is not None and references == []:
-                        problems.append(_missing(element, xml_file, found[0], value, where))
+                        problems.append(_missing(element, xml_file, found, value, where))
                     scan.references.extend(references or [])
     limit = max_bytes
     for reference in scan.references:
@@ -250,16 +250,22 @@ def _confine_all(paths, root: Path, xml_file: Path, where: str) -> bool:
     return True
 
 
-def _missing(element, xml_file: Path, base: Path, value: str, where: str) -> AssetError:
-    """The problem of a file reference that no folder holds (looked up first in `base`)."""
+def _missing(element, xml_file: Path, bases, value: str, where: str) -> AssetError:
+    """The problem of a file reference that none of the folders `bases` holds."""
+    looked: dict[Path, Path] = {}  # where the file was looked for -> its base folder
+    for base in bases:
+        looked.setdefault(base / value, base)
+    hints = (nearest_file_hint(path, base) for path, base in looked.items())
     return AssetError(
-        f"{element.tag} file {value!r} does not exist (looked for {base / value})",
+        f"{element.tag} file {value!r} does not exist (looked for "
+        + ", ".join(str(p) for p in looked)
+        + ")",
         code="mesh.missing" if element.tag == "mesh" else "file.missing",
         stage="resolve",
         path=str(xml_file),
         element=where,
         line=element.sourceline,
-        hint=nearest_file_hint(base / value, base),
+        hint=next((h for h in hints if h), None),
     )
 
 
