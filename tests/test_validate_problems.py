@@ -4,6 +4,7 @@ source file, line, element and a fix hint (issue 33 item 1)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -242,16 +243,16 @@ def test_the_table_groups_problems_per_file_with_line_and_hint(tmp_path, capsys)
     )
 
 
-def test_corpus_urdfs_that_normalize_have_no_collected_problem(corpus_candidates):
-    """The collecting reading agrees with the reading that raises: on every real URDF and
-    PartNet-Mobility object it finds a problem exactly when the adapter refuses the object."""
+def test_corpus_objects_the_adapters_read_have_no_collected_problem(corpus_candidates):
+    """The collecting readings agree with the readings that raise, on every real object: no
+    problem where the adapter reads the object; for URDF and PartNet-Mobility, the problem
+    that refuses it among the ones collected (an MJCF or SDF may be refused by a step the
+    collecting pass does not repeat, such as MuJoCo's compiler)."""
     from normalize.adapters import get_adapter
     from normalize.errors import AssetError
 
-    checked = 0
+    checked = Counter()
     for candidate in corpus_candidates.values():
-        if candidate.source.format not in ("urdf", "partnet_mobility"):
-            continue
         adapter = get_adapter(candidate.source.format)
         try:
             adapter.load(candidate)
@@ -259,8 +260,82 @@ def test_corpus_urdfs_that_normalize_have_no_collected_problem(corpus_candidates
         except AssetError as exc:
             refused = exc
         problems = adapter.problems(candidate)
-        assert bool(problems) == (refused is not None), candidate.object_id
-        if refused is not None:
-            assert (refused.code, refused.element) in {(p.code, p.element) for p in problems}
-        checked += 1
-    assert checked > 10
+        if refused is None:
+            assert problems == [], (candidate.object_id, [str(p) for p in problems])
+        elif candidate.source.format in ("urdf", "partnet_mobility"):
+            found = {(p.code, p.element) for p in problems}
+            assert (refused.code, refused.element) in found, candidate.object_id
+        checked[candidate.source.format] += 1
+    assert min(checked.values()) > 0 and len(checked) == 4, checked
+
+
+def test_the_html_report_shows_file_line_and_hint():
+    from previews.report import _checks
+    from verify.report import CheckResult
+
+    check = CheckResult(
+        "mesh.missing",
+        "error",
+        False,
+        "mesh 'meshes/bse.obj' does not exist",
+        element="link base, <visual>",
+        file="obj.urdf",
+        line=3,
+        hint="did you mean meshes/base.obj?",
+    )
+    page = "\n".join(_checks("Failing checks", [check]))
+    assert "<code>obj.urdf:3</code>" in page and "did you mean meshes/base.obj?" in page
+
+
+DOOR_SDF = """<?xml version="1.0"?>
+<sdf version="1.9">
+  <model name="door">
+    <link name="frame">
+      <visual name="v"><geometry><mesh><uri>meshes/pannel.obj</uri></mesh></geometry></visual>
+    </link>
+    <link name="panel">
+      <visual name="v"><geometry><box><size>1 1 1</size></box></geometry></visual>
+    </link>
+    <joint name="hinge" type="revolute">
+      <parent>frame</parent><child>panel</child>
+      <axis><xyz>0 0 0</xyz><limit><lower>0</lower><upper>1</upper></limit></axis>
+    </joint>
+  </model>
+</sdf>
+"""
+
+SCENE_SDF = """<?xml version="1.0"?>
+<sdf version="1.9">
+  <model name="scene">
+    <link name="floor"/>
+    <include><uri>door</uri><name>door</name></include>
+    <joint name="fix" type="fixed"><parent>floor</parent><child>door::frame</child></joint>
+  </model>
+</sdf>
+"""
+
+
+def test_an_included_sdf_model_is_named_with_its_lines(tmp_path):
+    folder = write(
+        tmp_path / "s",
+        {
+            "scene.sdf": SCENE_SDF,
+            "door/model.config": "<model><name>door</name><sdf>model.sdf</sdf></model>",
+            "door/model.sdf": DOOR_SDF,
+            "door/meshes/panel.obj": TETRA_OBJ,
+        },
+    )
+    report = validated(tmp_path, folder / "scene.sdf", root=folder)
+    found = [(c.id, c.file, c.line, c.hint) for c in report.failures]
+    assert found == [
+        ("mesh.missing", "door/model.sdf", 4, "did you mean meshes/panel.obj?"),
+        ("model.zero_axis", "door/model.sdf", 10, None),
+    ]
+
+
+def test_malformed_xml_names_the_line_of_the_error(tmp_path):
+    folder = write(
+        tmp_path / "obj", {"obj.urdf": '<robot name="r">\n  <link name="a">\n</robot>\n'}
+    )
+    [check] = validated(tmp_path, folder / "obj.urdf").failures
+    assert (check.id, check.file, check.line) == ("xml.malformed", "obj.urdf", 3)
