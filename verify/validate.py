@@ -11,8 +11,11 @@ PATH itself, the file's folder for a file) unless --root DIR is given; --package
 folder where package:// references are looked up.
 
 Every object is normalized into a temporary folder (nothing is written next to the source),
-verified with `verify.verify_object`, and reported: a readable table, or with --json a document
+verified with `verify.verify_object`, and reported: a readable table (each object's problems
+grouped per source file, `file:line  element  code  message  (hint)`), or with --json a document
 matching `schemas/validation_report.schema.json` (`objects`: one report per object, `summary`).
+An object normalization refuses lists every independent problem of its files
+(`verify.problems.refused_checks`), the one that refused it first.
 Exit code: 0 when every object passes (warnings allowed unless --strict), 1 when any object
 fails, 2 for a usage error (missing path, unknown format, nothing to validate). An unreadable or
 hostile asset is a failed object whose check id is the rejection code, never a traceback.
