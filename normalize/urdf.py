@@ -200,8 +200,8 @@ class _Reader:
             )
         shape = shapes[0]
         kind = _local(shape.tag)
-        if kind == "mesh":
-            return self.mesh(shape, origin, label, where)
+        if kind == "mesh":  # the line of the <mesh> element
+            return self.guarded(shape, lambda: self.mesh(shape, origin, label, where))
         if kind == "box":
             size = tuple(self.vector(self.attr(shape, "size", where), 3, "box size", where))
         elif kind == "sphere":

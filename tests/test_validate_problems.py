@@ -64,10 +64,11 @@ def only(report, code):
 
 
 def one_link_urdf(reference: str) -> str:
+    """A link whose <mesh> element is on line 5."""
     return (
-        '<robot name="r">\n  <link name="base">\n'
-        f'    <visual><geometry><mesh filename="{reference}"/></geometry></visual>\n'
-        "  </link>\n</robot>\n"
+        '<robot name="r">\n  <link name="base">\n    <visual>\n      <geometry>\n'
+        f'        <mesh filename="{reference}"/>\n'
+        "      </geometry>\n    </visual>\n  </link>\n</robot>\n"
     )
 
 
@@ -113,7 +114,7 @@ def test_a_misspelt_mesh_name_hints_at_the_real_file(tmp_path):
     )
     check = only(validated(tmp_path, folder / "obj.urdf"), "mesh.missing")
     assert check.hint == "did you mean meshes/base.obj?"
-    assert (check.file, check.line) == ("obj.urdf", 3)
+    assert (check.file, check.line) == ("obj.urdf", 5)
 
 
 def test_a_missing_mesh_with_no_close_name_has_no_hint(tmp_path):
@@ -130,7 +131,7 @@ def test_a_mesh_outside_the_folder_hints_at_root(tmp_path):
     check = only(validated(tmp_path, folder / "obj.urdf"), "path.outside_root")
     assert check.hint.startswith("pass --root DIR")
     assert f"--root {tmp_path.resolve()}" in check.hint
-    assert (check.file, check.line) == ("obj.urdf", 3)
+    assert (check.file, check.line) == ("obj.urdf", 5)
     # the hint is true: with that --root the object passes this check
     report = validated(tmp_path, folder / "obj.urdf", root=tmp_path.resolve())
     assert not report.check("path.outside_root")
