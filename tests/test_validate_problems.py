@@ -293,6 +293,7 @@ DOOR_SDF = """<?xml version="1.0"?>
   <model name="door">
     <link name="frame">
       <visual name="v"><geometry><mesh><uri>meshes/pannel.obj</uri></mesh></geometry></visual>
+      <collision name="c"><geometry><mesh><uri>meshes/gone.obj</uri></mesh></geometry></collision>
     </link>
     <link name="panel">
       <visual name="v"><geometry><box><size>1 1 1</size></box></geometry></visual>
@@ -329,8 +330,9 @@ def test_an_included_sdf_model_is_named_with_its_lines(tmp_path):
     report = validated(tmp_path, folder / "scene.sdf", root=folder)
     found = [(c.id, c.file, c.line, c.hint) for c in report.failures]
     assert found == [
-        ("mesh.missing", "door/model.sdf", 4, "did you mean meshes/panel.obj?"),
-        ("model.zero_axis", "door/model.sdf", 10, None),
+        ("mesh.missing", "door/model.sdf", 5, "did you mean meshes/panel.obj?"),
+        ("mesh.missing", "door/model.sdf", 6, None),
+        ("model.zero_axis", "door/model.sdf", 11, None),
     ]
 
 

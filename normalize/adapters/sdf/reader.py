@@ -59,6 +59,7 @@ class _SdfReader(_Values, _Poses, _Models, _Links, _Joints):
         except AssetError as exc:
             return [exc]
         found: list[AssetError] = []
+        self.problems = found  # a link's shapes each on their own
         for spec in self.model.links:
             _collect(found, spec, self.link, spec, np.eye(4))
         for spec in specs:
