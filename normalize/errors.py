@@ -51,8 +51,9 @@ class AssetError(Exception):
         self.target = target
 
     def __str__(self) -> str:
+        line = self.line and f"line {self.line}"
         where = ", ".join(
-            part for part in (self.path and f"file {self.path}", self.element) if part
+            part for part in (self.path and f"file {self.path}", line, self.element) if part
         )
         return f"[{self.code}] {self.message}" + (f" ({where})" if where else "")
 
