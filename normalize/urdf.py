@@ -493,19 +493,22 @@ class _Reader:
                 )
             )
         if self.problems is not None:
-            self.structure_problems(links, joints)
-            if dropped:  # the model's checks (one root, no cycle) would blame the gaps
+            unknown = self.unknown_links(links, joints)
+            # the model would report the first unknown link again, and its checks (one root,
+            # no cycle) would blame the links and joints that could not be read
+            if dropped or unknown:
                 return None
         info = SourceInfo(labels={"robot_name": name})
         return self.guarded(
             None, lambda: ArticulatedObject(name=name, links=links, joints=joints, source=info)
         )
 
-    def structure_problems(self, links: list[Link], joints: list[Joint]) -> None:
+    def unknown_links(self, links: list[Link], joints: list[Joint]) -> int:
         """Record each joint naming a link that is not defined (the model refuses the first
-        only); links that could not be read are not reported again."""
+        only; links that could not be read are not reported again); how many were."""
         defined = {link.name for link in links}
         unread = {e.element for e in self.problems}
+        before = len(self.problems)
         for joint in joints:
             element = f"joint {joint.name}"
             for role, link in (("parent", joint.parent), ("child", joint.child)):
@@ -518,6 +521,7 @@ class _Reader:
                             line=self.lines.get(element),
                         )
                     )
+        return len(self.problems) - before
 
 
 def _local(tag: str) -> str:
