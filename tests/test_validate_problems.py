@@ -342,3 +342,17 @@ def test_malformed_xml_names_the_line_of_the_error(tmp_path):
     )
     [check] = validated(tmp_path, folder / "obj.urdf").failures
     assert (check.id, check.file, check.line) == ("xml.malformed", "obj.urdf", 3)
+
+
+def test_a_crash_while_collecting_keeps_the_first_problem_and_says_so(tmp_path, monkeypatch):
+    from normalize.adapters import get_adapter
+
+    folder = write(tmp_path / "obj", {"obj.urdf": one_link_urdf("meshes/gone.obj")})
+
+    def broken(candidate):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(get_adapter("urdf"), "problems", broken)
+    report = validated(tmp_path, folder / "obj.urdf")
+    assert [c.id for c in report.failures] == ["mesh.missing", "verify.internal_error"]
+    assert "boom" in report.failures[1].message

@@ -29,14 +29,22 @@ def refused_checks(candidate, error: AssetError) -> list[CheckResult]:
     `candidate` finds in its source files."""
     problems = {_key(error): error}
     collect = getattr(get_adapter(candidate.source.format), "problems", None)
-    found = [] if collect is None else collect(candidate)
+    crashed = []
+    try:
+        found = [] if collect is None else collect(candidate)
+    except MemoryError:  # the object's memory limit, not a bug
+        raise
+    except Exception as exc:  # a bug: the first problem is still reported, and the crash
+        found = []
+        message = f"collecting the other problems crashed: {type(exc).__name__}: {exc}"
+        crashed.append(CheckResult("verify.internal_error", "error", False, message))
     for problem in found:
         key = _key(problem)
         if key == _key(error):
             problems[key] = problem  # the same problem, found with its line
         else:
             problems.setdefault(key, problem)
-    return [problem_check(candidate, p) for p in problems.values()]
+    return [problem_check(candidate, p) for p in problems.values()] + crashed
 
 
 def _key(error: AssetError) -> tuple:
