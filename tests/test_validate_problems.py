@@ -356,3 +356,21 @@ def test_a_crash_while_collecting_keeps_the_first_problem_and_says_so(tmp_path, 
     report = validated(tmp_path, folder / "obj.urdf")
     assert [c.id for c in report.failures] == ["mesh.missing", "verify.internal_error"]
     assert "boom" in report.failures[1].message
+
+
+def test_a_failed_read_back_says_which_families_did_not_run(tmp_path, monkeypatch):
+    from normalize.errors import AssetError
+    from verify.checks import structure
+
+    def unreadable(path):
+        raise AssetError("cannot be read", code="xml.malformed", path=str(path))
+
+    monkeypatch.setattr(structure, "read_object", unreadable)
+    folder = write(
+        tmp_path / "obj",
+        {"obj.urdf": one_link_urdf("meshes/base.obj"), "meshes/base.obj": TETRA_OBJ},
+    )
+    report = validated(tmp_path, folder / "obj.urdf")
+    assert [c.id for c in report.failures] == ["structure.read_back"]
+    [skipped] = report.check("verify.skipped")
+    assert (skipped.severity, skipped.passed) == ("info", False) and "geometry" in skipped.message
