@@ -135,7 +135,8 @@ def validate(
     """Check whether assets may enter the suite, and say why not.
 
     Normalizes in a temporary folder (never writes next to the source), runs every check and exits
-    0 when every object passes, 1 when any fails, 2 on a usage error.
+    0 when every object passes, 1 when any fails, 2 on a usage error. Every problem of a file is
+    reported at once, per file, with its line and a fix hint where one is known.
     """
     from verify.validate import validate_command
 

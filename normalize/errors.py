@@ -17,6 +17,10 @@ class AssetError(Exception):
     code: stable dotted identifier, e.g. ``xml.malformed`` or ``model.cycle``
     path: the file concerned, when there is one
     element: the link, joint or XML element concerned, when there is one
+    line: the line of that element in `path` (lxml's `sourceline`), when known
+    hint: how to fix it, when one is known (e.g. "did you mean meshes/base.obj?")
+    target: the file a reference names when it is not `path` (a missing mesh, a file outside
+    the root), for hints
     """
 
     stage = "normalize"
@@ -30,6 +34,9 @@ class AssetError(Exception):
         stage: str | None = None,
         path: str | None = None,
         element: str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+        target: str | None = None,
     ):
         super().__init__(message)
         self.message = message
@@ -39,10 +46,14 @@ class AssetError(Exception):
             self.stage = stage
         self.path = path
         self.element = element
+        self.line = line
+        self.hint = hint
+        self.target = target
 
     def __str__(self) -> str:
+        line = self.line and f"line {self.line}"
         where = ", ".join(
-            part for part in (self.path and f"file {self.path}", self.element) if part
+            part for part in (self.path and f"file {self.path}", line, self.element) if part
         )
         return f"[{self.code}] {self.message}" + (f" ({where})" if where else "")
 

@@ -10,6 +10,7 @@ on the open descriptor (fstat: the file cannot be swapped in between), and read 
 
 from __future__ import annotations
 
+import difflib
 import errno
 import hashlib
 import os
@@ -189,3 +190,23 @@ def xml_root(path: str | os.PathLike) -> str | None:
         if not match.group(1):
             return match.group(2).decode("ascii", "replace").split(":")[-1]
     return None
+
+
+def nearest_file_hint(missing: Path, base: Path) -> str | None:
+    """The hint "did you mean X?", X the existing file of `missing`'s folder whose name (without
+    its suffix; one with the same suffix preferred) is closest to its name, written relative
+    to `base` (the folder the reference is relative to); None when no name is close."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(missing.parent) if entry.is_file())
+    except OSError:
+        return None
+    stems: dict[str, list[str]] = {}
+    for name in names:
+        stems.setdefault(Path(name).stem, []).append(name)
+    close = difflib.get_close_matches(missing.stem, stems, n=1, cutoff=0.6)
+    if not close:
+        return None
+    options = stems[close[0]]
+    suffix = missing.suffix.lower()
+    found = next((n for n in options if Path(n).suffix.lower() == suffix), options[0])
+    return f"did you mean {Path(os.path.relpath(missing.parent / found, base)).as_posix()}?"

@@ -77,6 +77,7 @@ def confine(
             stage="resolve",
             path=referrer,
             element=element,
+            target=str(path),
         )
     inputs.record(path)
     return path
@@ -168,6 +169,8 @@ def resolve_reference(
                 "--package-root (arena validate) or package_roots (sources file)",
                 code="path.package_unresolved",
                 stage="resolve",
+                hint=f"pass --package-root DIR, DIR being the folder of package {package!r} or "
+                "the folder holding it",
                 **where,
             )
         targets = [folder / rest for folder in found]

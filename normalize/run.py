@@ -20,6 +20,7 @@ writes `out_root/objects/<object_id>/object.urdf` (+ `meshes/`) and returns a `N
   the same motion as `reference.transformed(placement, scale)`. `link.source_names` and
   `joint.source_name` keep the source names.
 - `urdf_path`, `changes` (every Change, reading first), `object_id`, `candidate`.
+- `mesh_sources`: each written mesh file (`meshes/...`) -> the source mesh file it came from.
 
 On rejection (an `AssetError` with stage, code, message, path, element) nothing is left in the
 object folder. Other exceptions are bugs and propagate.
@@ -78,6 +79,7 @@ class NormalizeResult:
     object: ArticulatedObject
     urdf_path: Path
     changes: list[Change]
+    mesh_sources: dict[str, str] = field(default_factory=dict)
 
 
 def object_folder(out_root: Path, object_id: str) -> Path:
@@ -128,6 +130,7 @@ def normalize_candidate(candidate: Candidate, out_root: Path) -> NormalizeResult
         object=written.object,
         urdf_path=final / written.urdf_path.name,
         changes=changes + semantic + canonical.changes + written.changes,
+        mesh_sources=written.mesh_sources,
     )
 
 

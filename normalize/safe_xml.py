@@ -148,7 +148,10 @@ def parse_xml_bytes(
 def _malformed(data: bytes, exc: etree.XMLSyntaxError, path: str) -> AssetError:
     message = str(exc)
     code = "xml.truncated" if _fails_at_end(data, exc) else "xml.malformed"
-    return AssetError(f"XML is not well-formed: {message}", code=code, stage="parse", path=path)
+    line = exc.lineno or None  # lxml's line of the error (0 when unknown)
+    return AssetError(
+        f"XML is not well-formed: {message}", code=code, stage="parse", path=path, line=line
+    )
 
 
 def _fails_at_end(data: bytes, exc: etree.XMLSyntaxError) -> bool:

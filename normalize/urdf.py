@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from normalize.changes import Change
-from normalize.errors import AssetError
+from normalize.errors import AssetError, UnknownLinkError
 from normalize.meshes import resolve_mesh_file
 from normalize.model import (
     ArticulatedObject,
@@ -72,6 +72,7 @@ class _Reader:
         changes: list[Change],
         allow_reversed_limits: bool,
         infinite_limits: bool,
+        problems: list[AssetError] | None = None,
     ):
         self.path = path
         self.root = root
@@ -79,10 +80,27 @@ class _Reader:
         self.changes = changes
         self.allow_reversed_limits = allow_reversed_limits
         self.infinite_limits = infinite_limits
+        self.problems = problems  # collecting: every independent problem, none raised
+        self.lines: dict[str, int] = {}  # "link a" / "joint b" -> its line in the file
 
     # ----------------------------------------------------------------- errors and numbers
     def error(self, message: str, code: str, element: str | None, stage: str = "parse"):
         return AssetError(message, code=code, stage=stage, path=str(self.path), element=element)
+
+    def guarded(self, node, read, fallback=None):
+        """`read()`; an AssetError from it is given the file and the line of `node` (None: of
+        the element it names), then raised, or when collecting recorded (the reading goes on
+        with `fallback`)."""
+        try:
+            return read()
+        except AssetError as exc:
+            exc.path = exc.path or str(self.path)
+            line = self.lines.get(exc.element or "") if node is None else node.sourceline
+            exc.line = exc.line or line
+            if self.problems is None:
+                raise
+            self.problems.append(exc)
+            return fallback
 
     def number(self, text: str, what: str, element: str, allow_infinite: bool = False) -> float:
         token = text.strip()
@@ -146,12 +164,17 @@ class _Reader:
     def link(self, node) -> Link:
         name = self.attr(node, "name", "link")
         element = f"link {name}"
-        visuals = [g for v in _children(node, "visual") if (g := self.geometry(v, element))]
-        collisions = [g for c in _children(node, "collision") if (g := self.geometry(c, element))]
+        shapes = {"visual": [], "collision": []}
+        for role, found in shapes.items():
+            for shape in _children(node, role):
+                geometry = self.guarded(shape, lambda s=shape: self.geometry(s, element))
+                if geometry is not None:
+                    found.append(geometry)
+        visuals, collisions = shapes["visual"], shapes["collision"]
         inertial = None
         inertial_node = _child(node, "inertial")
         if inertial_node is not None:
-            inertial = self.inertial(inertial_node, element)
+            inertial = self.guarded(inertial_node, lambda: self.inertial(inertial_node, element))
         return Link(name, visuals=visuals, collisions=collisions, inertial=inertial)
 
     def geometry(self, node, element: str) -> Geometry | None:
@@ -177,8 +200,8 @@ class _Reader:
             )
         shape = shapes[0]
         kind = _local(shape.tag)
-        if kind == "mesh":
-            return self.mesh(shape, origin, label, where)
+        if kind == "mesh":  # the line of the <mesh> element
+            return self.guarded(shape, lambda: self.mesh(shape, origin, label, where))
         if kind == "box":
             size = tuple(self.vector(self.attr(shape, "size", where), 3, "box size", where))
         elif kind == "sphere":
@@ -251,10 +274,14 @@ class _Reader:
         axis_node = _child(node, "axis")
         if axis_node is None:
             return np.array(default, dtype=float)
-        axis = self.vector(self.attr(axis_node, "xyz", element), 3, "axis xyz", element)
-        return unit_axis(
-            axis, what="axis", element=element, changes=self.changes, path=str(self.path)
-        )
+
+        def read() -> np.ndarray:
+            axis = self.vector(self.attr(axis_node, "xyz", element), 3, "axis xyz", element)
+            return unit_axis(
+                axis, what="axis", element=element, changes=self.changes, path=str(self.path)
+            )
+
+        return self.guarded(axis_node, read, np.array(default, dtype=float))
 
     def limits(self, node, kind: str, element: str) -> tuple[float, float]:
         limit = _child(node, "limit")
@@ -346,8 +373,11 @@ class _Reader:
             if kind == "continuous":
                 lower, upper = -math.inf, math.inf
             else:
-                lower, upper = self.limits(node, kind, element)
-            mimic = self.mimic(node, element)
+                at = _child(node, "limit")
+                read = lambda: self.limits(node, kind, element)  # noqa: E731
+                lower, upper = self.guarded(node if at is None else at, read, (0.0, 0.0))
+            at = _child(node, "mimic")
+            mimic = self.guarded(node if at is None else at, lambda: self.mimic(node, element))
             joint = Joint(
                 type=kind,
                 axis=axis,
@@ -355,7 +385,7 @@ class _Reader:
                 upper=upper,
                 mimic=mimic,
                 **common,
-                **self.actuation(node, element),
+                **self.guarded(node, lambda: self.actuation(node, element), {}),
             )
             return [], [joint]
         if kind in _MULTI_DOF:
@@ -434,14 +464,21 @@ class _Reader:
         name = xml.get("name") or self.path.stem
         links: list[Link] = []
         joints: list[Joint] = []
+        dropped = 0  # links and joints that could not be read (collecting)
         for node in xml:
             if not isinstance(node.tag, str):
                 continue
             tag, namespace = _local(node.tag), _namespace(node.tag)
             if tag == "link" and not namespace:
-                links.append(self.link(node))
+                self.lines.setdefault(f"link {node.get('name')}", node.sourceline)
+                link = self.guarded(node, lambda n=node: self.link(n))
+                links.extend([link] if link is not None else [])
+                dropped += link is None
             elif tag == "joint" and (not namespace or _is_drake(namespace)):
-                extra_links, new_joints = self.joint(node, drake=bool(namespace))
+                self.lines.setdefault(f"joint {node.get('name')}", node.sourceline)
+                read = lambda n=node, d=bool(namespace): self.joint(n, drake=d)  # noqa: E731
+                extra_links, new_joints = self.guarded(node, read, ([], []))
+                dropped += not new_joints
                 links.extend(extra_links)
                 joints.extend(new_joints)
         declared = {link.name for link in links}
@@ -455,9 +492,36 @@ class _Reader:
                     element="link world",
                 )
             )
-        return ArticulatedObject(
-            name=name, links=links, joints=joints, source=SourceInfo(labels={"robot_name": name})
+        if self.problems is not None:
+            unknown = self.unknown_links(links, joints)
+            # the model would report the first unknown link again, and its checks (one root,
+            # no cycle) would blame the links and joints that could not be read
+            if dropped or unknown:
+                return None
+        info = SourceInfo(labels={"robot_name": name})
+        return self.guarded(
+            None, lambda: ArticulatedObject(name=name, links=links, joints=joints, source=info)
         )
+
+    def unknown_links(self, links: list[Link], joints: list[Joint]) -> int:
+        """Record each joint naming a link that is not defined (the model refuses the first
+        only; links that could not be read are not reported again); how many were."""
+        defined = {link.name for link in links}
+        unread = {e.element for e in self.problems}
+        before = len(self.problems)
+        for joint in joints:
+            element = f"joint {joint.name}"
+            for role, link in (("parent", joint.parent), ("child", joint.child)):
+                if link not in defined and f"link {link}" not in unread:
+                    self.problems.append(
+                        UnknownLinkError(
+                            f"{role} link {link!r} is not defined",
+                            path=str(self.path),
+                            element=element,
+                            line=self.lines.get(element),
+                        )
+                    )
+        return len(self.problems) - before
 
 
 def _local(tag: str) -> str:
@@ -491,7 +555,8 @@ def read_urdf(
     changes: list[Change] | None = None,
     allow_reversed_limits: bool = False,
     infinite_limits: bool = False,
-) -> ArticulatedObject:
+    problems: list[AssetError] | None = None,
+) -> ArticulatedObject | None:
     """The object a URDF file describes, in its own frame with its own names.
 
     root: the source root; no file outside it is read. package_roots: folders holding packages
@@ -499,7 +564,10 @@ def read_urdf(
     allow_reversed_limits: swap lower > upper (with a record) instead of refusing.
     infinite_limits: accept lower="-inf" upper="inf" on prismatic joints (unbounded), as the
     convention writes them; source files with infinite numbers are refused.
-    Raises AssetError (see the module docstring for the codes).
+    Raises AssetError (see the module docstring for the codes) naming the file and the line of
+    the element. With `problems` (a list) nothing is raised past the XML parsing: every
+    independent problem is appended to it (the reading goes on past a bad link, geometry,
+    axis or limit) and the object returned only when there was none.
     """
     path = Path(path)
     reader = _Reader(
@@ -509,15 +577,17 @@ def read_urdf(
         changes if changes is not None else [],
         allow_reversed_limits,
         infinite_limits,
+        problems,
     )
     xml = parse_xml(path, max_bytes, reader.changes)
     try:
         with memoized_realpaths():  # hundreds of meshes in a few folders
-            return reader.robot(xml)
+            obj = reader.robot(xml)
     except AssetError as exc:
         if exc.path is None:
             exc.path = str(path)
         raise
+    return None if problems else obj
 
 
 def read_object(urdf_path: Path) -> ArticulatedObject:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -209,11 +209,15 @@ def urdf_text(obj: ArticulatedObject) -> bytes:
 @dataclass(frozen=True)
 class Written:
     """urdf_path: the written file; object: the model as written (relative mesh filenames);
-    changes: what writing changed (mesh conversions, missing materials and textures)."""
+    changes: what writing changed (mesh conversions, missing materials and textures);
+    mesh_sources: each written mesh file (relative, e.g. meshes/original-12.obj) -> the source
+    mesh file it was written from (absolute), so that a problem found in the written mesh can
+    name the file the user has."""
 
     urdf_path: Path
     object: ArticulatedObject
     changes: list[Change]
+    mesh_sources: dict[str, str] = field(default_factory=dict)
 
 
 def _rest_centre(links, poses: dict, root: Path | None) -> np.ndarray | None:
@@ -232,10 +236,10 @@ def _rest_centre(links, poses: dict, root: Path | None) -> np.ndarray | None:
 
 
 def _written_meshes(
-    obj: ArticulatedObject, out_dir: Path, root: Path | None
+    obj: ArticulatedObject, out_dir: Path, root: Path | None, sources: dict[str, str]
 ) -> tuple[ArticulatedObject, list[Change]]:
     """Write every mesh (and capsule) of `obj` under out_dir/meshes; the object with the
-    written relative filenames."""
+    written relative filenames. `sources` receives written filename -> source mesh file."""
     mesh_dir = out_dir / MESH_FOLDER
     names = OutputNames()
     changes: list[Change] = []
@@ -282,6 +286,7 @@ def _written_meshes(
                 f"{source.name} converted to OBJ (triangles only; its materials are not kept)",
                 element,
             )
+        sources[f"{MESH_FOLDER}/{name}"] = str(source)
         return replace(g, filename=f"{MESH_FOLDER}/{name}")
 
     doubled: set[str] = set()
@@ -361,6 +366,7 @@ def _written_meshes(
                 element=element,
             )
         )
+        sources[f"{MESH_FOLDER}/{name}"] = g.filename
         return replace(g, filename=f"{MESH_FOLDER}/{name}")
 
     links = []
@@ -384,12 +390,13 @@ def export_object(
     texture files copied with OBJ meshes (default: each mesh's own folder)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written_obj, changes = _written_meshes(obj, out_dir, root)
+    sources: dict[str, str] = {}
+    written_obj, changes = _written_meshes(obj, out_dir, root, sources)
     path = out_dir / URDF_NAME
     path.write_bytes(urdf_text(written_obj))
     if mjcf:
         write_mjcf(written_obj, out_dir)
-    return Written(path, written_obj, changes)
+    return Written(path, written_obj, changes, sources)
 
 
 def write_object(obj: ArticulatedObject, out_dir: Path, *, root: Path | None = None) -> Path:

@@ -53,7 +53,12 @@ def _checks(title: str, checks, waived: bool = False) -> list[str]:
     for c in checks:
         element = f' <span class="element">({_e(c.element)})</span>' if c.element else ""
         reason = f" &mdash; waived: {_e(c.waiver_reason)}" if waived else ""
-        out.append(f"<li><code>{_e(c.id)}</code> {_e(c.message)}{element}{reason}</li>")
+        where = f"{c.file}:{c.line}" if c.file and c.line else c.file
+        where = f"<code>{_e(where)}</code> " if where else ""
+        hint = f" &mdash; {_e(c.hint)}" if c.hint else ""
+        out.append(
+            f"<li>{where}<code>{_e(c.id)}</code> {_e(c.message)}{element}{hint}{reason}</li>"
+        )
     return out + ["</ul>"]
 
 

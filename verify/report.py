@@ -2,8 +2,10 @@
 
 A `CheckResult` has a stable dotted `id` (docs/verification.md lists every one), a severity
 ("error", "warning" or "info"), whether it passed, the measured `value`, the `threshold` it was
-held to, the `element` (link, joint or file) it concerns and a message for people. An allowance
-may waive a failed check; the report still lists it, marked `waived` with the reason.
+held to, the `element` (link, joint or file) it concerns and a message for people. A problem of
+the source files also names the source `file` and the `line` of its element, and a `hint` on
+how to fix it when one is known. An allowance may waive a failed check; the report still lists
+it, marked `waived` with the reason.
 
 Verdict (`VerificationReport.status`): "fail" when a non-waived error check failed, "warn" when
 a non-waived warning check failed, else "pass". Info checks never change the verdict.
@@ -12,7 +14,9 @@ a non-waived warning check failed, else "pass". Info checks never change the ver
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 SEVERITIES = ("error", "warning", "info")
 #: Warnings that send an accepted object to the review queue: heuristics that can flag a valid
@@ -65,6 +69,9 @@ class CheckResult:
     element: str | None = None
     waived: bool = False
     waiver_reason: str | None = None
+    file: str | None = None
+    line: int | None = None
+    hint: str | None = None
 
     def __post_init__(self):
         if self.severity not in SEVERITIES:
@@ -86,6 +93,9 @@ class CheckResult:
             "threshold": json_number(self.threshold),
             "element": self.element,
             "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "hint": self.hint,
         }
 
 
@@ -178,6 +188,15 @@ def failed_report(candidate, check: CheckResult, stage: str) -> VerificationRepo
         format=candidate.source.format,
         stage=stage,
     )
+
+
+def shown_path(path, root) -> str:
+    """`path` relative to `root` ('/'-separated) when inside it, else as it is."""
+    path = Path(os.path.normpath(Path(path).absolute()))
+    try:
+        return path.relative_to(Path(root).absolute()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def source_path_of(candidate) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 from verify.allowances import apply_allowances, object_allowances
 from verify.checks import (
@@ -18,7 +19,7 @@ from verify.checks import (
 )
 from verify.checks import simulator as simulator_checks
 from verify.checks import usd as usd_checks
-from verify.report import CheckResult, VerificationReport, source_path_of
+from verify.report import CheckResult, VerificationReport, shown_path, source_path_of
 
 #: Families that need the object read back, in order (geometry before attachment, collision
 #: and simulator, which reuse its loaded meshes and extent).
@@ -63,11 +64,16 @@ def verify_object(result, source, *, simulator: bool = True, assignment=None) ->
             checks.append(
                 CheckResult("simulator.skipped", "info", True, "simulator checks not requested")
             )
+    else:  # every family reads the object back: none can run, and the report says so
+        names = ", ".join(name for name, _ in FAMILIES)
+        message = f"not run ({names}, simulator): the normalized URDF could not be read back"
+        checks.append(CheckResult("verify.skipped", "info", False, message))
     extra, file_check = object_allowances(candidate)
     if file_check is not None:
         checks.append(file_check)
     apply_allowances(checks, candidate, source, extra)
     name_sources(checks, result.object)
+    name_mesh_sources(checks, result)
     report.checks = checks
     report.seconds = time.perf_counter() - started
     return report
@@ -89,6 +95,21 @@ def name_sources(checks: list[CheckResult], obj) -> None:
     for check in checks:
         if check.message and ("joint " in check.message or "link " in check.message):
             check.message = pattern.sub(label, check.message)
+
+
+def name_mesh_sources(checks: list[CheckResult], result) -> None:
+    """Give every check about a written mesh (`file meshes/original-12.obj`) the source mesh
+    it was written from as its `file` (relative to the source root, e.g. PartNet-Mobility's
+    `textured_objs/original-12.obj`), named in its message too."""
+    root = result.candidate.source.path
+    for check in checks:
+        name = (check.element or "").removeprefix("file ")
+        source = result.mesh_sources.get(name)
+        if source is None or not check.element.startswith("file "):
+            continue
+        check.file = shown_path(Path(source), root)
+        if check.file not in check.message:
+            check.message += f" (source mesh {check.file})"
 
 
 def _guarded(name: str, family, ctx: Context) -> list[CheckResult]:

@@ -11,8 +11,11 @@ PATH itself, the file's folder for a file) unless --root DIR is given; --package
 folder where package:// references are looked up.
 
 Every object is normalized into a temporary folder (nothing is written next to the source),
-verified with `verify.verify_object`, and reported: a readable table, or with --json a document
+verified with `verify.verify_object`, and reported: a readable table (each object's problems
+grouped per source file, `file:line  element  code  message  (hint)`), or with --json a document
 matching `schemas/validation_report.schema.json` (`objects`: one report per object, `summary`).
+An object normalization refuses lists every independent problem of its files
+(`verify.problems.refused_checks`), the one that refused it first.
 Exit code: 0 when every object passes (warnings allowed unless --strict), 1 when any object
 fails, 2 for a usage error (missing path, unknown format, nothing to validate). An unreadable or
 hostile asset is a failed object whose check id is the rejection code, never a traceback.
@@ -60,6 +63,7 @@ from normalize.workers import (
     shared,
 )
 from verify.allowances import with_object_allowances
+from verify.problems import refused_checks
 from verify.report import CheckResult, VerificationReport, failed_report, rejection_report
 
 FORMATS = ("partnet_mobility", "urdf", "mjcf", "sdf")
@@ -67,6 +71,7 @@ PACKAGE_MARKERS = ("package.xml", "model.config")
 PARTNET_ENTRY = "mobility.urdf"
 ENTRY_SUFFIXES = (".urdf", ".sdf", ".world", ".xml")
 LICENSE = "unknown (validated with arena validate)"
+MAX_LISTED = 20  # checks listed per object in the table
 #: The stages a worker process imports before any object's limits (`validated`); the first
 #: worker imports them as it starts, while the objects are still being found
 WORKER_MODULES = ("normalize.run", "verify.run")
@@ -291,7 +296,9 @@ def _checked(candidate: Candidate, out: Path, keep: Path | None) -> Verification
     except AssetError as exc:
         if out_of_memory(exc):
             raise
-        return rejection_report(candidate, exc)
+        report = rejection_report(candidate, exc)
+        report.checks = refused_checks(candidate, exc)
+        return report
     report = verify_object(result, candidate.source)
     if keep is not None:
         shutil.move(str(Path(result.urdf_path).parent), keep)
@@ -412,6 +419,22 @@ def report_document(reports: list[VerificationReport], strict: bool, seconds: fl
     }
 
 
+def problem_lines(checks: list[CheckResult]) -> list[str]:
+    """One line per check, grouped per source file (in order of first appearance):
+    `file:line  element  code  message  (hint)`; a check of no file leads with its element."""
+    by_file: dict[str | None, list[CheckResult]] = {}
+    for check in checks:
+        by_file.setdefault(check.file, []).append(check)
+    lines = []
+    for file, group in by_file.items():
+        for check in group:
+            where = [f"{file}:{check.line}" if check.line else file] if file else []
+            parts = [*where, check.element or "", check.id, check.message]
+            line = "  ".join(p for p in parts if p)
+            lines.append(line + (f"  ({check.hint})" if check.hint else ""))
+    return lines
+
+
 def print_table(reports: list[VerificationReport], strict: bool, seconds: float) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -421,14 +444,14 @@ def print_table(reports: list[VerificationReport], strict: bool, seconds: float)
     table = Table(show_lines=False)
     table.add_column("object", overflow="fold")
     table.add_column("verdict")
-    table.add_column("checks (failing first, then warnings)", overflow="fold")
+    table.add_column("checks (failing first, then warnings; per file)", overflow="fold")
     for report in reports:
         listed = report.failures + [
             c for c in report.checks if c.counts and c.severity == "warning"
         ]
-        lines = [f"{c.id}: {c.message}" for c in listed[:6]]
-        if len(listed) > 6:
-            lines.append(f"... and {len(listed) - 6} more")
+        lines = problem_lines(listed[:MAX_LISTED])
+        if len(listed) > MAX_LISTED:
+            lines.append(f"... and {len(listed) - MAX_LISTED} more (--json lists every one)")
         waived = sum(1 for c in report.checks if c.waived)
         if waived:
             lines.append(f"({waived} check(s) waived by allowances)")

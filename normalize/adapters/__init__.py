@@ -3,7 +3,9 @@
 An adapter turns the files of one candidate into an `ArticulatedObject` in the source's own frame
 (the "raw" object), raising `AssetError` with a stable code for anything it cannot read. To add a
 format, write a module here with a class that has `format`, `discover(source)` and
-`load(candidate)`, decorate it with `registry.register`, and import the module in `_import_adapter`.
+`load(candidate)` (and optionally `problems(candidate)`, every problem of a refused candidate,
+for `arena validate`), decorate it with `registry.register`, and import the module in
+`_import_adapter`.
 A format's module is imported when the format is first asked for: the readers import numpy and
 the mesh code, which listing a PartNet-Mobility or URDF library does not need.
 """

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from normalize import inputs
 from normalize.adapters.registry import register
-from normalize.adapters.urdf import load_urdf_candidate
+from normalize.adapters.urdf import load_urdf_candidate, urdf_problems
 from normalize.changes import Change
 from normalize.discovery import Candidate, list_source
 from normalize.errors import AssetError
@@ -122,3 +122,6 @@ class PartNetMobilityAdapter:
         obj = load_urdf_candidate(candidate, candidate.path, labels)
         changes = (*notes, *obj.source.changes)
         return obj.replace(source=replace(obj.source, changes=changes))
+
+    def problems(self, candidate: Candidate) -> list[AssetError]:
+        return urdf_problems(candidate, candidate.path)

@@ -20,6 +20,11 @@ class Adapter(Protocol):
     def load(self, candidate: Candidate) -> ArticulatedObject:
         """The raw object of one candidate, in the source frame; raises AssetError."""
 
+    def problems(self, candidate: Candidate) -> list:
+        """Every independent problem (AssetError) of a candidate `load` refused, each with
+        its file and line where known, found by reading on past each one (optional: an
+        adapter without it reports the first problem only)."""
+
 
 ADAPTERS: dict[str, Adapter] = {}
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from normalize.adapters.registry import register
 from normalize.discovery import Candidate, discover_entries
+from normalize.errors import AssetError
 from normalize.files import xml_root
 from normalize.paths import confine, is_inside
 from normalize.sources import SourceConfig
@@ -33,21 +34,10 @@ def load_urdf_candidate(candidate: Candidate, entry: Path, labels: dict) -> Arti
     source information, `labels` plus robot_name, and the reading changes in
     `source.changes`."""
     from normalize.model import SourceInfo
-    from normalize.urdf import read_urdf
 
     source = candidate.source
-    confine(entry, source.path)
     changes: list = []
-    allowance = source.allowance("limits.reversed", candidate.source_id)
-    obj = read_urdf(
-        entry,
-        root=source.path,
-        package_roots=source.package_roots,
-        max_bytes=source.max_file_bytes,
-        changes=changes,
-        allow_reversed_limits=allowance is not None,
-        infinite_limits=True,  # unbounded prismatic joints, as the convention writes them
-    )
+    obj = _read(candidate, entry, changes)
     info = SourceInfo(
         library=source.name,
         source_id=candidate.source_id,
@@ -57,6 +47,35 @@ def load_urdf_candidate(candidate: Candidate, entry: Path, labels: dict) -> Arti
         changes=tuple(changes),
     )
     return obj.replace(source=info)
+
+
+def urdf_problems(candidate: Candidate, entry: Path) -> list[AssetError]:
+    """Every independent problem of `entry` read for `candidate` (`read_urdf`'s `problems`);
+    a file that cannot be read at all is its one problem."""
+    problems: list[AssetError] = []
+    try:
+        _read(candidate, entry, [], problems)
+    except AssetError as exc:
+        problems.append(exc)
+    return problems
+
+
+def _read(candidate: Candidate, entry: Path, changes: list, problems=None):
+    from normalize.urdf import read_urdf
+
+    source = candidate.source
+    confine(entry, source.path)
+    allowance = source.allowance("limits.reversed", candidate.source_id)
+    return read_urdf(
+        entry,
+        root=source.path,
+        package_roots=source.package_roots,
+        max_bytes=source.max_file_bytes,
+        changes=changes,
+        allow_reversed_limits=allowance is not None,
+        infinite_limits=True,  # unbounded prismatic joints, as the convention writes them
+        problems=problems,
+    )
 
 
 @register
@@ -77,3 +96,6 @@ class UrdfAdapter:
     def load(self, candidate: Candidate) -> ArticulatedObject:
         folder = candidate.path.parent.relative_to(candidate.source.path).as_posix()
         return load_urdf_candidate(candidate, candidate.path, {"folder": folder})
+
+    def problems(self, candidate: Candidate) -> list[AssetError]:
+        return urdf_problems(candidate, candidate.path)

@@ -55,7 +55,11 @@ def resolve_mesh_file(
     _check_format(target, f"mesh {reference!r}: format", where)
     if target.is_dir() or not files.regular_status(target):  # FIFO, device: file.not_regular
         raise AssetError(
-            f"mesh {reference!r} does not exist (looked for {target})", code="mesh.missing", **where
+            f"mesh {reference!r} does not exist (looked for {target})",
+            code="mesh.missing",
+            hint=files.nearest_file_hint(target, referrer.parent),
+            target=str(target),
+            **where,
         )
     return target
 

@@ -88,6 +88,20 @@ class MjcfAdapter:
     def discover(self, source: SourceConfig) -> list[Candidate]:
         return discover_xml_entries(source, DEFAULT_ENTRY, lambda p: _mjcf_includes(p, source))
 
+    def problems(self, candidate: Candidate) -> list[AssetError]:
+        """The scan's problems (`scan_mjcf`'s `problems`: references to missing files or
+        leaving the root, sizes, magnitudes, each with its file and line, included files
+        too); a file that cannot be scanned at all is its one problem."""
+        source = candidate.source
+        problems: list[AssetError] = []
+        try:
+            scan_mjcf(
+                candidate.path, source.path, max_bytes=source.max_file_bytes, problems=problems
+            )
+        except AssetError as exc:
+            problems.append(exc)
+        return problems
+
     def load(self, candidate: Candidate) -> ArticulatedObject:
         source = candidate.source
         confine(candidate.path, source.path)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from normalize.errors import AssetError
-from normalize.files import regular_status
+from normalize.files import nearest_file_hint, regular_status
 from normalize.limits import MAX_INCLUDES, MAX_MAGNITUDE, check_count
 from normalize.meshes import IMAGE_SUFFIXES, MAX_TEXTURE_PIXELS, check_texture
 from normalize.paths import confine, is_inside, realpath
@@ -115,12 +115,20 @@ def _check_magnitudes(value: str, where: str, xml_file: Path) -> None:
 
 
 def scan_mjcf(
-    entry: Path, root: Path, *, max_bytes: int | None = None, assets: bool = True
+    entry: Path,
+    root: Path,
+    *,
+    max_bytes: int | None = None,
+    assets: bool = True,
+    problems: list[AssetError] | None = None,
 ) -> MjcfScan:
     """Parse `entry` and its includes with the hardened parser, refusing include cycles
     (``mjcf.include_cycle``) and includes leaving `root` (``path.*``, never read); with `assets`,
     also refuse asset references leaving `root` and referenced files above `max_bytes`
-    (``file.too_large``)."""
+    (``file.too_large``). With `problems` (a list), the problems of the elements (references
+    leaving the root, sizes, magnitudes) are appended to it, each with its file and line, and
+    the scan goes on; references to missing files are appended too (``mesh.missing`` for a
+    <mesh>, else ``file.missing``), which MuJoCo's compiler would refuse one at a time."""
     entry = Path(entry)
     main_dir = entry.parent
     scan = MjcfScan()
@@ -157,9 +165,14 @@ def scan_mjcf(
                 continue
             targets = _include_targets(xml_file, main_dir, value)
             existing = [t for t in targets if regular_status(t)]
-            for target in existing or targets[:1]:
-                confine(target, root, referrer=str(xml_file), element=f"include {value}")
-            if existing:
+            where = f"include {value}"
+            checked = existing or targets[:1]
+            inside = _collected(
+                problems, element, xml_file, _confine_all, checked, root, xml_file, where
+            )
+            if problems is not None and inside and not existing:
+                problems.append(_missing(element, xml_file, [main_dir], value, where))
+            if inside and existing:
                 visit(existing[0], (*chain, real), element)
 
     visit(entry, ())
@@ -179,15 +192,30 @@ def scan_mjcf(
             if element.tag == "include" or not isinstance(element.tag, str):
                 continue
             if element.tag in _GENERATED_SIZES:
-                _check_generated_size(element, xml_file)
+                _collected(problems, element, xml_file, _check_generated_size, element, xml_file)
             for attribute, value in element.attrib.items():
                 if attribute in _MAGNITUDE_ATTRIBUTES:
-                    _check_magnitudes(value, f"{element.tag} {attribute}", xml_file)
+                    what = f"{element.tag} {attribute}"
+                    _collected(
+                        problems, element, xml_file, _check_magnitudes, value, what, xml_file
+                    )
                 if attribute.startswith("file") and value:
                     where = f"{element.tag} {attribute}={value}"
-                    scan.references.extend(
-                        _check_reference(value, [*bases, xml_file.parent], root, xml_file, where)
+                    found = [*bases, xml_file.parent]
+                    references = _collected(
+                        problems,
+                        element,
+                        xml_file,
+                        _check_reference,
+                        value,
+                        found,
+                        root,
+                        xml_file,
+                        where,
                     )
+                    if problems is not None and references == []:
+                        problems.append(_missing(element, xml_file, found, value, where))
+                    scan.references.extend(references or [])
     limit = max_bytes
     for reference in scan.references:
         if limit is not None and reference.stat().st_size > limit:
@@ -200,6 +228,45 @@ def scan_mjcf(
         if reference.suffix.lower() in IMAGE_SUFFIXES:  # a texture or height field
             check_texture(read_limited(reference, **kwargs), reference, stage="parse")
     return scan
+
+
+def _collected(problems, element, xml_file: Path, check, *args):
+    """`check(*args)`, whose AssetError is given the file and line of `element`, then raised, or
+    appended to `problems` when it is a list (None returned)."""
+    try:
+        return check(*args)
+    except AssetError as exc:
+        exc.path = exc.path or str(xml_file)
+        exc.line = exc.line or element.sourceline
+        if problems is None:
+            raise
+        problems.append(exc)
+        return None
+
+
+def _confine_all(paths, root: Path, xml_file: Path, where: str) -> bool:
+    for path in paths:
+        confine(path, root, referrer=str(xml_file), element=where)
+    return True
+
+
+def _missing(element, xml_file: Path, bases, value: str, where: str) -> AssetError:
+    """The problem of a file reference that none of the folders `bases` holds."""
+    looked: dict[Path, Path] = {}  # where the file was looked for -> its base folder
+    for base in bases:
+        looked.setdefault(base / value, base)
+    hints = (nearest_file_hint(path, base) for path, base in looked.items())
+    return AssetError(
+        f"{element.tag} file {value!r} does not exist (looked for "
+        + ", ".join(str(p) for p in looked)
+        + ")",
+        code="mesh.missing" if element.tag == "mesh" else "file.missing",
+        stage="resolve",
+        path=str(xml_file),
+        element=where,
+        line=element.sourceline,
+        hint=next((h for h in hints if h), None),
+    )
 
 
 def _check_reference(value, bases, root, xml_file, where) -> list[Path]:

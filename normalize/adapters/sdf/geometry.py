@@ -11,6 +11,7 @@ from normalize.adapters.sdf.elements import _child, _children, _text
 from normalize.adapters.sdf.includes import model_uri_target
 from normalize.adapters.sdf.models import _LinkSpec
 from normalize.changes import Change, shape_dropped
+from normalize.errors import AssetError
 from normalize.meshes import resolve_mesh_file
 from normalize.model import Geometry, Inertial, Link
 from normalize.transforms import invert
@@ -24,6 +25,21 @@ _DROPPED_SHAPES = ("heightmap", "image", "polyline")
 class _Links:
     """The reader's links and their contents (a base of `_SdfReader`)."""
 
+    problems: list[AssetError] | None = None  # collecting (`each_problem`): none raised
+
+    def collected(self, node, file, read, *args):
+        """`read(*args)`; its AssetError is given `file` and the line of `node`, then raised,
+        or when collecting recorded (None returned)."""
+        try:
+            return read(*args)
+        except AssetError as exc:
+            exc.path = exc.path or str(file)
+            exc.line = exc.line or node.sourceline
+            if self.problems is None:
+                raise
+            self.problems.append(exc)
+            return None
+
     def link(self, spec: _LinkSpec, frame: np.ndarray) -> Link:
         """The link, its contents expressed in `frame` (its link frame, in model coordinates)."""
         to_link = invert(frame)
@@ -31,7 +47,10 @@ class _Links:
         visuals, collisions = [], []
         for tag, out in (("visual", visuals), ("collision", collisions)):
             for node in _children(spec.node, tag):
-                geometry = self.geometry(node, spec, to_link, f"{element} <{tag}>")
+                where = f"{element} <{tag}>"
+                geometry = self.collected(
+                    node, spec.file, self.geometry, node, spec, to_link, where
+                )
                 if geometry is not None:
                     out.append(geometry)
         inertial = None

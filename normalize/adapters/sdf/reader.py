@@ -49,6 +49,24 @@ class _SdfReader(_Values, _Poses, _Models, _Links, _Joints):
                 out[spec.name] = exc
         return out
 
+    def each_problem(self) -> list[AssetError]:
+        """Every independent problem: each link and each joint read on its own (in the model's
+        frame, which no problem depends on), and the tree; each problem of a link or joint has
+        the file and line of its element. A model whose entities cannot be read is that one
+        problem."""
+        try:
+            _, specs = self.read_entities()
+        except AssetError as exc:
+            return [exc]
+        found: list[AssetError] = []
+        self.problems = found  # a link's shapes each on their own
+        for spec in self.model.links:
+            _collect(found, spec, self.link, spec, np.eye(4))
+        for spec in specs:
+            _collect(found, spec, self.joint, spec, np.eye(4))
+        _collect(found, None, check_tree, specs, self.entry)
+        return found
+
     def read(self) -> ArticulatedObject:
         name, specs = self.read_entities()
         check_tree(specs, self.entry)
@@ -91,6 +109,18 @@ class _SdfReader(_Values, _Poses, _Models, _Links, _Joints):
         return ArticulatedObject(name, links, list(joints.values()), info)
 
 
+def _collect(found: list[AssetError], spec, read, *args) -> None:
+    """`read(*args)`; its AssetError, given the file and line of `spec`'s element, is added to
+    `found`."""
+    try:
+        read(*args)
+    except AssetError as exc:
+        if spec is not None:
+            exc.path = exc.path or str(spec.file)
+            exc.line = exc.line or spec.node.sourceline
+        found.append(exc)
+
+
 def read_joints(candidate: Candidate) -> tuple[dict[str, list[Joint] | AssetError], list[Change]]:
     """Each joint of a candidate's model converted on its own (no tree or loop check), or the
     AssetError refusing it, and the changes recorded: what a rejected model's joints would have
@@ -105,6 +135,12 @@ class SdfAdapter:
 
     def discover(self, source: SourceConfig) -> list[Candidate]:
         return discover_xml_entries(source, DEFAULT_ENTRY, lambda p: _sdf_includes(p, source))
+
+    def problems(self, candidate: Candidate) -> list[AssetError]:
+        found = _SdfReader(candidate, []).each_problem()
+        for problem in found:
+            problem.path = problem.path or str(candidate.path)
+        return found
 
     def load(self, candidate: Candidate) -> ArticulatedObject:
         source = candidate.source
