@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
 #: Warnings that send an accepted object to the review queue: heuristics that can flag a valid
-#: asset (`attachment.axis`, `collision.range`) and disagreements with an independent reading
-#: (`fidelity.*`).
+#: asset (`attachment.axis`, `collision.range`), disagreements with an independent reading
+#: (`fidelity.*`) and collision geometry that jams a mechanism (`mechanism.penetration`).
 REVIEW_CHECKS = (
     "attachment.axis",
     "collision.range",
     "fidelity.",
     "geometry.shape_dropped_share",
+    "mechanism.penetration",
     "structure.mimic_frozen",
 )
 
