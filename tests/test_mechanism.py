@@ -96,7 +96,7 @@ def test_a_drawer_built_into_its_side_walls_is_allowed_that_overlap_and_records_
     assert check.passed
     assert check.value == pytest.approx(0.005, abs=1e-4)
     assert check.threshold == pytest.approx(0.006, abs=1e-4)
-    assert "already overlap by 5.0 mm at rest" in check.message
+    assert "already overlap by 5.0 mm there" in check.message
 
     # the collision box 4 mm wider still than the visual one: 7 mm deep, 6 mm allowed
     wider = wide.replace(

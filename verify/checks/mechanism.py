@@ -10,15 +10,20 @@ checks compiled from the shipped URDF, exactly its collision geoms (contype/cona
 written), with parent-child filtering turned off (MuJoCo skips parent-child body pairs by
 default, exactly the pairs judged here). The moving side is the joint's child link and its
 subtree, the parent side its parent link and the links fixed to it (one rigid body). The
-penetration depth of a contact is minus its distance; the deepest over the configurations is
-the joint's value, reported with the configuration and the two geoms.
+penetration depth of a contact is minus its distance.
 
 Tolerance: DEPTH_TOLERANCE (1 mm). Allowance where the source itself is built overlapping (a
-hinge pin inside its frame, a drawer's runners in their grooves): the deepest point of the
-moving side's visual shapes inside the parent side's at rest (vertices of one inside the other,
-when that one is watertight, by signed distance) is added to the tolerance, and the message
-and threshold record it. The allowances of `verify/allowances.py` waive the check per source or
-object as any other.
+hinge pin inside its frame, a key pressed into its board, links of a robot arm nested at their
+joints): at each configuration where the penetration exceeds the tolerance, how deep the moving
+side's visual shapes (the source's geometry) lie inside the parent side's there is added to
+it: the deepest of the vertices and of points sampled on the faces of one visual shape inside
+another that is watertight, by signed distance (an open mesh has no inside and allows
+nothing). The joint's value is its penetration where it exceeds the source's own overlap the
+most, reported with the configuration and the two geoms; the threshold and message record the
+overlap allowed. So collision geometry that fills what the source leaves empty (a carcass's
+convex hull around its drawer) fails, and a part the source itself moves into its parent is
+left to `collision.range`. The allowances of `verify/allowances.py` waive the check per source
+or object as any other.
 
 The check is a warning (the object goes to review): with one convex hull per collision mesh,
 as MuJoCo collides them, a cabinet's carcass fills its cavities and most drawers fail. Objects
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,7 +47,9 @@ from verify.report import CheckResult
 DEPTH_TOLERANCE = 0.001  # metres
 FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
 MAX_JOINTS = 256
-MAX_OVERLAP_POINTS = 4096  # vertices of a visual shape tested against another's inside
+#: Vertices of a visual shape, and as many points sampled on its faces, tested against
+#: another's inside (the source-built overlap)
+OVERLAP_POINTS = 4096
 JUDGED_TYPES = ("prismatic", "revolute", "continuous")
 
 
@@ -113,59 +121,64 @@ class _Collider:
         return best
 
 
-def _visual_parts(obj, links: set[str], poses: dict, meshes: dict):
-    """Trimesh of each visual shape of `links`, placed at `poses`."""
-    import trimesh
+class SourceShapes:
+    """The visual shapes of each link (the source's geometry), as trimeshes in the link frame,
+    built once per link; `overlap` measures how deep the source's own parts lie in each other."""
 
-    parts = []
-    for name in links:
-        for g in obj.link_map[name].visuals:
-            if g.kind == "mesh":
-                mesh = meshes.get(g.filename)
-                if mesh is None:
-                    continue
-                v, f = np.asarray(mesh.vertices) * g.scale, np.asarray(mesh.faces)
-            else:
-                v, f = _primitive(g.kind, g.size)
-            pose = poses[name] @ g.origin
-            parts.append(trimesh.Trimesh(v @ pose[:3, :3].T + pose[:3, 3], f, process=False))
-    return parts
+    def __init__(self, obj, meshes: dict):
+        self.obj, self.meshes, self.parts = obj, meshes, {}
+
+    def _of(self, link: str) -> list:
+        parts = self.parts.get(link)
+        if parts is None:
+            import trimesh
+
+            parts = self.parts[link] = []
+            for g in self.obj.link_map[link].visuals:
+                if g.kind == "mesh":
+                    mesh = self.meshes.get(g.filename)
+                    if mesh is None:
+                        continue
+                    v, f = np.asarray(mesh.vertices) * g.scale, np.asarray(mesh.faces)
+                else:
+                    v, f = _primitive(g.kind, g.size)
+                v = v @ g.origin[:3, :3].T + g.origin[:3, 3]
+                part = trimesh.Trimesh(v, f, process=False)
+                points = v[:: max(1, len(v) // OVERLAP_POINTS)]
+                if part.area > 0:  # faces sampled too: a box's face dipping into a cylinder
+                    sampled, _ = trimesh.sample.sample_surface(part, OVERLAP_POINTS, seed=0)
+                    points = np.concatenate([points, sampled])
+                parts.append((part, part.is_watertight, points))
+        return parts
+
+    def overlap(self, moving: set[str], fixed: set[str], poses: dict) -> float:
+        """How deep (m) the moving side's visual shapes lie inside the parent side's at `poses`:
+        the deepest surface point of either inside the other, where that one is watertight."""
+        depth = 0.0
+        for a in moving:
+            for b in fixed:
+                relative = np.linalg.inv(poses[b]) @ poses[a]  # frame a in frame b
+                for part_a, closed_a, points_a in self._of(a):
+                    for part_b, closed_b, points_b in self._of(b):
+                        if closed_b:
+                            inside = points_a @ relative[:3, :3].T + relative[:3, 3]
+                            depth = max(depth, _inside_depth(inside, part_b))
+                        if closed_a:
+                            back = np.linalg.inv(relative)
+                            inside = points_b @ back[:3, :3].T + back[:3, 3]
+                            depth = max(depth, _inside_depth(inside, part_a))
+        return depth
 
 
 def _inside_depth(points: np.ndarray, mesh) -> float:
-    """Deepest of `points` inside a watertight `mesh` (0 when none is, or it is not closed)."""
+    """Deepest of `points` inside the watertight `mesh` (0 when none is)."""
     import trimesh
 
-    if not mesh.is_watertight or len(points) == 0:
-        return 0.0
     low, high = mesh.bounds
     points = points[np.all((points > low) & (points < high), axis=1)]
     if len(points) == 0:
         return 0.0
-    points = points[:: max(1, len(points) // MAX_OVERLAP_POINTS)]
     return max(0.0, float(trimesh.proximity.signed_distance(mesh, points).max()))
-
-
-def source_overlap(obj, moving: set[str], fixed: set[str], poses: dict, meshes: dict) -> float:
-    """How deep (m) the moving side's visual shapes lie inside the parent side's at rest, as
-    the source built them: the deepest vertex of either inside the other."""
-    a = _visual_parts(obj, moving, poses, meshes)
-    b = _visual_parts(obj, fixed, poses, meshes)
-    depth = 0.0
-    for one in a:
-        for other in b:
-            if not _boxes_overlap(one.bounds, other.bounds):
-                continue
-            depth = max(
-                depth,
-                _inside_depth(np.asarray(one.vertices), other),
-                _inside_depth(np.asarray(other.vertices), one),
-            )
-    return depth
-
-
-def _boxes_overlap(a, b) -> bool:
-    return bool(np.all(a[1] >= b[0]) and np.all(b[1] >= a[0]))
 
 
 def _label(joint, q: float) -> str:
@@ -175,6 +188,65 @@ def _label(joint, q: float) -> str:
         fraction = (q - joint.lower) / (joint.upper - joint.lower)
         return f"q = {q:.4g} ({fraction:.3g} of its range)"
     return f"q = {q:.4g}"
+
+
+@dataclass
+class JointDepth:
+    """One judged joint where its penetration (m) exceeds the source's own overlap (m) the most:
+    the geoms and coordinate, and the overlap allowed there on top of the tolerance (measured
+    only where the penetration exceeds the tolerance)."""
+
+    joint: object
+    depth: float
+    geoms: tuple[str, str] | None
+    q: float
+    overlap: float = 0.0
+
+    @property
+    def threshold(self) -> float:
+        return DEPTH_TOLERANCE + self.overlap
+
+    @property
+    def excess(self) -> float:
+        """Depth beyond what the source built in."""
+        return self.depth - self.overlap
+
+
+def judged_joints(obj) -> list:
+    return [
+        j
+        for j in obj.moving_joints
+        if j.mimic is None and j.type in JUDGED_TYPES and joint_values(j) is not None
+    ]
+
+
+def measure(obj, model, meshes: dict) -> tuple[list[JointDepth], int]:
+    """(the deepest penetration of every judged joint, how many joints have no collision
+    geometry on one side) on a MuJoCo `model` of `obj`; `meshes`: the visual meshes by file."""
+    import mujoco
+
+    collider = _Collider(mujoco, model)
+    shapes = SourceShapes(obj, meshes)
+    measured, unjudged = [], 0
+    for joint in judged_joints(obj):
+        moving_links = set(obj._subtree_links(joint.child))
+        fixed_links = _rigid_group(obj, joint.parent, moving_links)
+        moving, fixed = collider.bodies(moving_links), collider.bodies(fixed_links)
+        if not (moving & collider.colliding_bodies and fixed & collider.colliding_bodies):
+            unjudged += 1
+            continue
+        worst = JointDepth(joint, 0.0, None, 0.0)
+        for q in joint_values(joint):
+            coords = obj.resolve_configuration({joint.name: q})
+            depth, geoms = collider.deepest(coords, moving, fixed)
+            overlap = 0.0
+            if depth > DEPTH_TOLERANCE:  # how much of it the source built in
+                overlap = shapes.overlap(moving_links, fixed_links, obj.link_poses(coords))
+            found = JointDepth(joint, depth, geoms, q, overlap)
+            if geoms is not None and (worst.geoms is None or found.excess > worst.excess):
+                worst = found
+        measured.append(worst)
+    return measured, unjudged
 
 
 def run(ctx: Context) -> list[CheckResult]:
@@ -189,64 +261,31 @@ def run(ctx: Context) -> list[CheckResult]:
                 "was not run",
             )
         ]
-    import mujoco
-
-    obj = ctx.reread
-    joints = [
-        j
-        for j in obj.moving_joints
-        if j.mimic is None and j.type in JUDGED_TYPES and joint_values(j) is not None
-    ]
-    if len(joints) > MAX_JOINTS:
+    count = len(judged_joints(ctx.reread))
+    if count > MAX_JOINTS:
         return [
             single(
                 "mechanism.skipped",
                 "info",
                 False,
-                f"{len(joints)} joints to judge, more than {MAX_JOINTS}: the mechanism check "
-                "was not run",
+                f"{count} joints to judge, more than {MAX_JOINTS}: the mechanism check was not run",
             )
         ]
-    collider = _Collider(mujoco, model)
-    rest = ctx.rest_poses
-    judged, unjudged, measured = 0, 0, []
-    for joint in joints:
-        moving_links = set(obj._subtree_links(joint.child))
-        fixed_links = _rigid_group(obj, joint.parent, moving_links)
-        moving, fixed = collider.bodies(moving_links), collider.bodies(fixed_links)
-        if not (moving & collider.colliding_bodies and fixed & collider.colliding_bodies):
-            unjudged += 1
-            continue
-        judged += 1
-        worst = (0.0, None, 0.0)
-        for q in joint_values(joint):
-            coords = obj.resolve_configuration({joint.name: q})
-            depth, geoms = collider.deepest(coords, moving, fixed)
-            if depth > worst[0]:
-                worst = (depth, geoms, q)
-        depth, geoms, q = worst
-        overlap = 0.0
-        if depth > DEPTH_TOLERANCE:
-            meshes = ctx.notes.get("meshes", {})
-            overlap = source_overlap(obj, moving_links, fixed_links, rest, meshes)
-        measured.append((joint, depth, geoms, q, overlap))
-    return _results(measured, judged, unjudged)
+    return _results(*measure(ctx.reread, model, ctx.notes.get("meshes", {})))
 
 
-def _results(measured, judged: int, unjudged: int) -> list[CheckResult]:
-    out = []
-    allowed = []
-    for joint, depth, geoms, q, overlap in measured:
-        threshold = DEPTH_TOLERANCE + overlap
+def _results(measured: list[JointDepth], unjudged: int) -> list[CheckResult]:
+    out, allowed = [], []
+    for m in measured:
         source = (
-            f"; the source's visual shapes already overlap by {1000 * overlap:.1f} mm at rest, "
-            f"allowed up to {1000 * threshold:.1f} mm"
-            if overlap > 0
+            f"; the source's visual shapes already overlap by {1000 * m.overlap:.1f} mm there, "
+            f"allowed up to {1000 * m.threshold:.1f} mm"
+            if m.overlap > 0
             else ""
         )
-        if depth <= threshold:
-            if overlap > 0:
-                allowed.append(f"joint {joint.name} {1000 * depth:.1f} mm{source}")
+        if m.depth <= m.threshold:
+            if m.overlap > 0:
+                allowed.append(f"joint {m.joint.name} {1000 * m.depth:.1f} mm{source}")
             continue
         out.append(
             single(
@@ -254,26 +293,26 @@ def _results(measured, judged: int, unjudged: int) -> list[CheckResult]:
                 "warning",
                 False,
                 f"the moving part's collision geometry penetrates its parent's by "
-                f"{1000 * depth:.1f} mm at {_label(joint, q)} (geoms {geoms[0]} and "
-                f"{geoms[1]}){source}",
-                value=depth,
-                threshold=threshold,
-                element=f"joint {joint.name}",
+                f"{1000 * m.depth:.1f} mm at {_label(m.joint, m.q)} (geoms {m.geoms[0]} and "
+                f"{m.geoms[1]}){source}",
+                value=m.depth,
+                threshold=m.threshold,
+                element=f"joint {m.joint.name}",
             )
         )
     if out:
         return out
     note = f"; {unjudged} joint(s) without collision geometry on one side" if unjudged else ""
     note += "; " + "; ".join(allowed) if allowed else ""
-    worst = max(measured, key=lambda m: m[1] - m[4], default=None)
+    worst = max(measured, key=lambda m: m.excess, default=None)
     return [
         single(
             "mechanism.penetration",
             "warning",
             True,
-            f"{judged} joint(s): no moving part's collision geometry penetrates its parent's "
-            f"by more than {1000 * DEPTH_TOLERANCE:g} mm over its range{note}",
-            value=0.0 if worst is None else worst[1],
-            threshold=DEPTH_TOLERANCE if worst is None else DEPTH_TOLERANCE + worst[4],
+            f"{len(measured)} joint(s): no moving part's collision geometry penetrates its "
+            f"parent's by more than {1000 * DEPTH_TOLERANCE:g} mm over its range{note}",
+            value=0.0 if worst is None else worst.depth,
+            threshold=DEPTH_TOLERANCE if worst is None else worst.threshold,
         )
     ]
