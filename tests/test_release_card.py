@@ -116,6 +116,11 @@ def test_card_metadata_licenses_and_citation(sample_release):
     for section in ("## Links", "### Direct use", "### Out-of-scope use", "## Limitations"):
         assert section in text
     assert f"]({card.PAPER_URL})" in text and card.PROJECT_PAGE in text
+    # where the objects load, counted over the manifest's loads_in
+    objects = pq.read_table(sample_release / "manifest" / "objects.parquet").to_pylist()
+    mujoco = sum("mujoco" in o["loads_in"] for o in objects)
+    assert mujoco == len(objects) == 40
+    assert f"| MuJoCo (object.urdf) | {mujoco}/{len(objects)} |" in text
 
 
 def card_info(sources: list[dict]) -> dict:
