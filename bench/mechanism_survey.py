@@ -6,7 +6,8 @@ Normalizes every object of the sources file (default: the corpus sources file of
 with --demo, of the generated demo library (`arena generate`, `--n 0`), compiles each shipped
 URDF in MuJoCo and measures every judged joint as `mechanism.penetration` does
 (verify/checks/mechanism.py): joints judged, joints failing (deeper than the tolerance plus the
-source-built overlap), the depth distribution, per joint type and source. Prints the figures
+source-built overlap), the depth distribution, per joint type and source, and the check's own
+time per object (the MuJoCo model given, as the simulator checks share theirs). Prints the figures
 and writes bench/results/mechanism_survey[_demo].json.
 """
 
@@ -36,7 +37,7 @@ RESULTS = REPO / "bench" / "results"
 def survey(sources: list, out: Path) -> dict:
     import mujoco
 
-    joints, objects = [], Counter()
+    joints, objects, check_seconds = [], Counter(), []
     for source in sources:
         for candidate in discover(source):
             try:
@@ -56,7 +57,9 @@ def survey(sources: list, out: Path) -> dict:
                 objects["not compiled by MuJoCo"] += 1
                 continue
             objects["measured"] += 1
+            started = time.perf_counter()
             measured, unjudged = measure(ctx.reread, model, ctx.notes.get("meshes", {}))
+            check_seconds.append(time.perf_counter() - started)
             objects["joints without collision geometry on one side"] += unjudged
             for m in measured:
                 joints.append(
@@ -75,6 +78,11 @@ def survey(sources: list, out: Path) -> dict:
     return {
         "objects": dict(objects),
         "objects_failing": len({j["object"] for j in failed}),
+        "check_seconds": {
+            "total": round(sum(check_seconds), 2),
+            "median": round(float(np.median(check_seconds)), 4) if check_seconds else None,
+            "max": round(max(check_seconds, default=0.0), 3),
+        },
         "joints_judged": len(joints),
         "joints_failing": len(failed),
         "joints_allowed_by_source_overlap": sum(
