@@ -50,6 +50,7 @@ MAX_JOINTS = 256
 #: Vertices of a visual shape, and as many points sampled on its faces, tested against
 #: another's inside (the source-built overlap)
 OVERLAP_POINTS = 4096
+DEEPEST_CANDIDATES = 64  # inside points whose exact depth is computed
 JUDGED_TYPES = ("prismatic", "revolute", "continuous")
 
 
@@ -98,8 +99,9 @@ class _Collider:
     def bodies(self, links: set[str]) -> set[int]:
         return {self.body[name] for name in links if name in self.body}
 
-    def deepest(self, coords: dict[str, float], moving: set[int], fixed: set[int]):
-        """(depth m, geom names) of the deepest contact between the two sides at `coords`."""
+    def contacts(self, coords: dict[str, float], moving: set[int], fixed: set[int]) -> dict:
+        """(moving link, parent-side link) -> (depth m, geom names) of the deepest contact
+        between the two at `coords`."""
         mujoco, model, data = self.mujoco, self.model, self.data
         data.qpos[:] = model.qpos0
         for name, value in coords.items():
@@ -108,17 +110,20 @@ class _Collider:
                 data.qpos[address] = value
         mujoco.mj_kinematics(model, data)
         mujoco.mj_collision(model, data)
-        best = (0.0, None)
+        found = {}
         contacts = data.contact
         for k in range(data.ncon):
             g1, g2 = int(contacts.geom1[k]), int(contacts.geom2[k])
-            b1, b2 = model.geom_bodyid[g1], model.geom_bodyid[g2]
-            if not ((b1 in moving and b2 in fixed) or (b2 in moving and b1 in fixed)):
+            b1, b2 = int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2])
+            if b2 in moving and b1 in fixed:
+                g1, g2, b1, b2 = g2, g1, b2, b1
+            elif not (b1 in moving and b2 in fixed):
                 continue
+            pair = (model.body(b1).name, model.body(b2).name)
             depth = -float(contacts.dist[k])
-            if depth > best[0]:
-                best = (depth, (model.geom(g1).name, model.geom(g2).name))
-        return best
+            if depth > found.get(pair, (-math.inf,))[0]:
+                found[pair] = (depth, (model.geom(g1).name, model.geom(g2).name))
+        return found
 
 
 class SourceShapes:
@@ -132,6 +137,7 @@ class SourceShapes:
         parts = self.parts.get(link)
         if parts is None:
             import trimesh
+            from scipy.spatial import cKDTree
 
             parts = self.parts[link] = []
             for g in self.obj.link_map[link].visuals:
@@ -148,7 +154,7 @@ class SourceShapes:
                 if part.area > 0:  # faces sampled too: a box's face dipping into a cylinder
                     sampled, _ = trimesh.sample.sample_surface(part, OVERLAP_POINTS, seed=0)
                     points = np.concatenate([points, sampled])
-                parts.append((part, part.is_watertight, points))
+                parts.append(_Part(part, part.is_watertight, points, cKDTree(points)))
         return parts
 
     def overlap(self, moving: set[str], fixed: set[str], poses: dict) -> float:
@@ -158,27 +164,46 @@ class SourceShapes:
         for a in moving:
             for b in fixed:
                 relative = np.linalg.inv(poses[b]) @ poses[a]  # frame a in frame b
-                for part_a, closed_a, points_a in self._of(a):
-                    for part_b, closed_b, points_b in self._of(b):
-                        if closed_b:
-                            inside = points_a @ relative[:3, :3].T + relative[:3, 3]
-                            depth = max(depth, _inside_depth(inside, part_b))
-                        if closed_a:
-                            back = np.linalg.inv(relative)
-                            inside = points_b @ back[:3, :3].T + back[:3, 3]
-                            depth = max(depth, _inside_depth(inside, part_a))
+                back = np.linalg.inv(relative)
+                for one in self._of(a):
+                    for other in self._of(b):
+                        if other.closed:
+                            inside = one.points @ relative[:3, :3].T + relative[:3, 3]
+                            depth = max(depth, _inside_depth(inside, other))
+                        if one.closed:
+                            inside = other.points @ back[:3, :3].T + back[:3, 3]
+                            depth = max(depth, _inside_depth(inside, one))
         return depth
 
 
-def _inside_depth(points: np.ndarray, mesh) -> float:
-    """Deepest of `points` inside the watertight `mesh` (0 when none is)."""
+@dataclass
+class _Part:
+    """One visual shape: its mesh (link frame), whether it is closed, its surface points
+    (vertices and points sampled on its faces) and their k-d tree."""
+
+    mesh: object
+    closed: bool
+    points: np.ndarray
+    tree: object  # scipy.spatial.cKDTree
+
+
+def _inside_depth(points: np.ndarray, part: _Part) -> float:
+    """Deepest of `points` inside the closed `part` (0 when none is). Exact distances to its
+    surface for the DEEPEST_CANDIDATES points farthest from its surface points, the rest
+    ranked by those distances only (a k-d tree query instead of a closest-point search each)."""
     import trimesh
 
-    low, high = mesh.bounds
+    low, high = part.mesh.bounds
     points = points[np.all((points > low) & (points < high), axis=1)]
     if len(points) == 0:
         return 0.0
-    return max(0.0, float(trimesh.proximity.signed_distance(mesh, points).max()))
+    points = points[part.mesh.contains(points)]
+    if len(points) == 0:
+        return 0.0
+    rough, _ = part.tree.query(points)
+    candidates = points[np.argsort(rough)[-DEEPEST_CANDIDATES:]]
+    _, distance, _ = trimesh.proximity.closest_point(part.mesh, candidates)
+    return float(distance.max())
 
 
 def _label(joint, q: float) -> str:
@@ -235,18 +260,32 @@ def measure(obj, model, meshes: dict) -> tuple[list[JointDepth], int]:
         if not (moving & collider.colliding_bodies and fixed & collider.colliding_bodies):
             unjudged += 1
             continue
+        # Every (configuration, pair of links) in contact, deepest first: the source's own
+        # overlap is measured only where the penetration could still be the worst excess.
+        found = [
+            (depth, q, pair, geoms)
+            for q in joint_values(joint)
+            for pair, (depth, geoms) in collider.contacts(
+                obj.resolve_configuration({joint.name: q}), moving, fixed
+            ).items()
+        ]
         worst = JointDepth(joint, 0.0, None, 0.0)
-        for q in joint_values(joint):
-            coords = obj.resolve_configuration({joint.name: q})
-            depth, geoms = collider.deepest(coords, moving, fixed)
+        for depth, q, (a, b), geoms in sorted(found, key=_deepest_first):
+            if worst.geoms is not None and depth <= worst.excess:
+                break
             overlap = 0.0
             if depth > DEPTH_TOLERANCE:  # how much of it the source built in
-                overlap = shapes.overlap(moving_links, fixed_links, obj.link_poses(coords))
-            found = JointDepth(joint, depth, geoms, q, overlap)
-            if geoms is not None and (worst.geoms is None or found.excess > worst.excess):
-                worst = found
+                poses = obj.link_poses(obj.resolve_configuration({joint.name: q}))
+                overlap = shapes.overlap({a}, {b}, poses)
+            candidate = JointDepth(joint, depth, geoms, q, overlap)
+            if worst.geoms is None or candidate.excess > worst.excess:
+                worst = candidate
         measured.append(worst)
     return measured, unjudged
+
+
+def _deepest_first(item) -> float:
+    return -item[0]
 
 
 def run(ctx: Context) -> list[CheckResult]:
