@@ -50,7 +50,7 @@ MAX_JOINTS = 256
 #: Vertices of a visual shape, and as many points sampled on its faces, tested against
 #: another's inside (the source-built overlap)
 OVERLAP_POINTS = 4096
-DEEPEST_CANDIDATES = 64  # inside points whose exact depth is computed
+DEEPEST_CANDIDATES = 16  # inside points whose exact depth is computed
 JUDGED_TYPES = ("prismatic", "revolute", "continuous")
 
 
