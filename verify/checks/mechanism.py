@@ -91,10 +91,8 @@ class _Collider:
         self.body = {self.model.body(i).name: i for i in range(self.model.nbody)}
         collides = (self.model.geom_contype != 0) | (self.model.geom_conaffinity != 0)
         self.colliding_bodies = set(self.model.geom_bodyid[collides].tolist())
-
-    def address(self, joint: str) -> int | None:
-        index = self.mujoco.mj_name2id(self.model, self.mujoco.mjtObj.mjOBJ_JOINT, joint)
-        return None if index < 0 else int(self.model.jnt_qposadr[index])
+        joints = (self.model.joint(i) for i in range(self.model.njnt))
+        self.address = {j.name: int(self.model.jnt_qposadr[j.id]) for j in joints}
 
     def bodies(self, links: set[str]) -> set[int]:
         return {self.body[name] for name in links if name in self.body}
@@ -105,7 +103,7 @@ class _Collider:
         mujoco, model, data = self.mujoco, self.model, self.data
         data.qpos[:] = model.qpos0
         for name, value in coords.items():
-            address = self.address(name)
+            address = self.address.get(name)
             if address is not None:
                 data.qpos[address] = value
         mujoco.mj_kinematics(model, data)
