@@ -44,6 +44,32 @@ PROJECT_PAGE = "https://heyumeng.com/ArticulateArena-web/"
 _NON_COMMERCIAL = re.compile(r"non[- ]?commercial|\bNC\b", re.IGNORECASE)
 
 
+#: The manifest's `loads_in` names as the card shows them, in the manifest's order.
+LOADER_LABELS = {
+    "mujoco": "MuJoCo (object.urdf)",
+    "mujoco_mjcf": "MuJoCo (object.xml)",
+    "pybullet": "PyBullet",
+    "sapien": "SAPIEN",
+    "yourdfpy": "yourdfpy",
+    "usd": "USD read-back (usd-core)",
+}
+
+
+def loads_in_markdown(objects: list[dict]) -> list[str]:
+    """How many accepted objects each loader loads (the objects' `loads_in`)."""
+    if not objects:
+        return []
+    counts = Counter(name for o in objects for name in o.get("loads_in", ()))
+    rows = [[label, f"{counts[name]}/{len(objects)}"] for name, label in LOADER_LABELS.items()]
+    return [
+        "Where the accepted objects load (`loads_in`; a loader that was not installed at build "
+        "time counts none):",
+        "",
+        *_table(["loads in", "objects"], rows),
+        "",
+    ]
+
+
 def split_path(split: str) -> str:
     """Where the objects of one split are written, relative to the release root."""
     return f"data/objects/{split}.parquet"
@@ -427,6 +453,7 @@ def card_markdown(
         *_table(["refused at stage", "candidates"], sorted(counts["rejects_by_stage"].items())),
         "",
     ]
+    lines += loads_in_markdown(objects)
     if warnings:
         lines += ["Most frequent warnings:", ""]
         lines += _table(["check", "objects"], warnings.most_common(10)) + [""]

@@ -223,6 +223,7 @@ def object_row(
     warnings: list[str],
     changes: list[str],
     convention_version: str,
+    loads_in: list[str],
 ) -> dict:
     """The objects-table row of one accepted object. `urdf_path` and `preview_path` (the
     contact sheet, None when previews were skipped) are relative to the release root;
@@ -273,6 +274,7 @@ def object_row(
         "mass": float(sum(link.inertial.mass for link in obj.links if link.inertial)),
         "status": status,
         "warnings": sorted(warnings),
+        "loads_in": list(loads_in),
         "changes": list(changes),
         "split": "",
         "eval200": False,

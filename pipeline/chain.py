@@ -106,6 +106,10 @@ def _load_stages() -> None:
 
 
 # --------------------------------------------------------------------------- versions and keys
+#: The simulator packages the verify checks load objects with (`loads_in`)
+SIMULATORS = ("mujoco", "pybullet", "sapien", "yourdfpy")
+
+
 @cache
 def code_fingerprint() -> str:
     """sha256 over the source and data files of the stages (any edit invalidates the cache)."""
@@ -134,10 +138,15 @@ def taxonomy_version() -> str:
 
 
 def current_versions() -> tuple[tuple[str, str], ...]:
-    """Pipeline, code, convention and taxonomy versions, the preview renderer and usd-core (a
-    cached result is valid only for the same ones: installing a GL backend renders the previews
-    that an earlier build skipped, installing usd-core writes the USD files)."""
+    """Pipeline, code, convention and taxonomy versions, the preview renderer, usd-core and the
+    simulators installed (a cached result is valid only for the same ones: installing a GL
+    backend renders the previews that an earlier build skipped, installing usd-core writes the
+    USD files, installing a simulator adds it to the objects' `loads_in`)."""
+    import importlib.util
+
     from normalize.usd_writer import usd_version
+
+    simulators = [m for m in SIMULATORS if importlib.util.find_spec(m) is not None]
 
     return (
         ("pipeline", PIPELINE_VERSION),
@@ -146,6 +155,7 @@ def current_versions() -> tuple[tuple[str, str], ...]:
         ("taxonomy", taxonomy_version()),
         ("previews", previews.backend().identity()),
         ("usd", usd_version() or "not installed"),
+        ("simulators", ",".join(simulators) or "none"),
     )
 
 
@@ -181,9 +191,10 @@ def object_identity(
 
 
 # --------------------------------------------------------------------------- stages
-def _verify(result, source, assignment) -> tuple[str, list[str], dict | None]:
-    """(status, ids of the warnings, failure or None) of a normalized object whose category
-    `assignment` is known (fidelity.size reads its size range)."""
+def _verify(result, source, assignment) -> tuple[str, list[str], dict | None, list[str]]:
+    """(status, ids of the warnings, failure or None, where it loads: `loads_in`) of a
+    normalized object whose category `assignment` is known (fidelity.size reads its size
+    range)."""
     from verify import verify_object
 
     report = verify_object(result, source, assignment=assignment)
@@ -197,9 +208,10 @@ def _verify(result, source, assignment) -> tuple[str, list[str], dict | None]:
                 "message": "; ".join(f"{c.id}: {c.message}" for c in failures),
                 "element": failures[0].element,
             },
+            [],
         )
     warnings = sorted({c.id for c in report.checks if c.counts and c.severity == "warning"})
-    return report.status, warnings, None
+    return report.status, warnings, None, report.loads_in
 
 
 def _with_verification_review(assignment, warnings: list[str]):
@@ -293,7 +305,7 @@ def _compute(candidate: Candidate, settings: BatchSettings) -> ObjectOutcome:
         with timed("taxonomy"):
             assignment = _categorize(result.object, candidate, dict(settings.overrides))
         with timed("verify"):
-            status, warnings, failure = _verify(result, candidate.source, assignment)
+            status, warnings, failure, loads_in = _verify(result, candidate.source, assignment)
         if failure is not None:
             shutil.rmtree(object_dir, ignore_errors=True)
             return _rejected(
@@ -336,6 +348,7 @@ def _compute(candidate: Candidate, settings: BatchSettings) -> ObjectOutcome:
                 },
                 status=status,
                 warnings=warnings,
+                loads_in=loads_in,
                 changes=[c.code for c in result.changes],
                 convention_version=convention_version(),
             )

@@ -15,8 +15,9 @@ because browsers refuse `fetch()` of a file next to a page opened from `file://`
 
 The page lists the objects with their thumbnails (lazy-loaded, 200 rows at a time); filters by
 status (accepted, review, rejected, all), supercategory, category, joint type, checks, source,
-split, eval200, license and id; sorts by id, moving joints or size; keeps all of it and the
-object shown in the URL hash (`#status=all&sort=-joints&object=<object_id>`).
+split, eval200, license, where it loads (`loads_in`) and id; sorts by id, moving joints or size;
+keeps all of it and the object shown in the URL hash (`#status=all&sort=-joints&object=<id>`).
+An object's page also says where it loads.
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ def browser_data(
             "source": row["source"],
             "status": row["status"],
             "warnings": list(row["warnings"]),
+            "loads_in": list(row["loads_in"]),
             "types": dict(sorted(types.items())),
             "bytes": row["total_bytes"],
             "split": row["split"],

@@ -79,9 +79,14 @@ def test_every_config_of_the_card_loads(sample_release, offline):
 
 def test_empty_tables_load_as_empty_datasets(sample_release, offline):
     text = (sample_release / "README.md").read_text()
-    for table in ("rejects", "review"):
+    # The demo reviews one object while collision meshes ship as one convex hull each: the
+    # PartNet-format folding chair, whose seat folds into the hull of its one-mesh frame.
+    review = pq.read_table(sample_release / "manifest" / "review.parquet").to_pylist()
+    assert [r["object_id"] for r in review] == ["sample_partnet__folding_chair_0007"]
+    assert "mechanism.penetration" in review[0]["reason"]
+    for table in ("rejects",):
         path = sample_release / "manifest" / f"{table}.parquet"
-        assert pq.read_metadata(path).num_rows == 0, "the demo refuses nothing, reviews nothing"
+        assert pq.read_metadata(path).num_rows == 0, "the demo refuses nothing"
         loaded = datasets.load_dataset(str(sample_release), table, streaming=True)
         assert list(loaded) == ["train"] and list(loaded["train"]) == []
         assert list(loaded["train"].features) == SCHEMAS[table].names
@@ -89,7 +94,7 @@ def test_empty_tables_load_as_empty_datasets(sample_release, offline):
         builder.download_and_prepare()
         assert builder.info.splits["train"].num_examples == 0
         assert pq.read_table(path).schema.equals(SCHEMAS[table]), "typed, with zero rows"
-    assert "Without rows in this release: `rejects`, `review`" in text
+    assert "Without rows in this release: `rejects`." in text
 
 
 def test_card_metadata_licenses_and_citation(sample_release):
@@ -116,6 +121,11 @@ def test_card_metadata_licenses_and_citation(sample_release):
     for section in ("## Links", "### Direct use", "### Out-of-scope use", "## Limitations"):
         assert section in text
     assert f"]({card.PAPER_URL})" in text and card.PROJECT_PAGE in text
+    # where the objects load, counted over the manifest's loads_in
+    objects = pq.read_table(sample_release / "manifest" / "objects.parquet").to_pylist()
+    mujoco = sum("mujoco" in o["loads_in"] for o in objects)
+    assert mujoco == len(objects) == 40
+    assert f"| MuJoCo (object.urdf) | {mujoco}/{len(objects)} |" in text
 
 
 def card_info(sources: list[dict]) -> dict:

@@ -135,6 +135,7 @@ def make_object_row(obj, folder, **overrides):
         warnings=["mass.light", "inertia.recomputed"],
         changes=["axis.normalized"],
         convention_version="1.0",
+        loads_in=["mujoco", "pybullet"],
     )
     kwargs.update(overrides)
     return object_row(obj, **kwargs)
@@ -154,6 +155,7 @@ def test_object_row_counts_hashes_and_bounds(cabinet):
     assert row["n_mimic"] == 1
     assert row["n_files"] == 2
     assert row["warnings"] == ["inertia.recomputed", "mass.light"], "sorted"
+    assert row["loads_in"] == ["mujoco", "pybullet"]
     # the body box spans z in [-1, 1]; the wheel cylinder (axis z, length 0.02) sits at z = -1
     assert row["bbox_min"][2] == pytest.approx(-1.01)
     assert row["bbox_max"][2] == pytest.approx(1.0)  # the cap has no geometry: not counted

@@ -20,15 +20,32 @@ from pathlib import Path
 
 SEVERITIES = ("error", "warning", "info")
 #: Warnings that send an accepted object to the review queue: heuristics that can flag a valid
-#: asset (`attachment.axis`, `collision.range`) and disagreements with an independent reading
-#: (`fidelity.*`).
+#: asset (`attachment.axis`, `collision.range`), disagreements with an independent reading
+#: (`fidelity.*`) and collision geometry that jams a mechanism (`mechanism.penetration`).
 REVIEW_CHECKS = (
     "attachment.axis",
     "collision.range",
     "fidelity.",
     "geometry.shape_dropped_share",
+    "mechanism.penetration",
     "structure.mimic_frozen",
 )
+
+#: Where an object loads (the objects manifest's `loads_in`): name -> the checks that must all
+#: have run and passed. A loader that is not installed runs none of them, so it is absent.
+LOADS_IN = {
+    "mujoco": ("simulator.compile",),  # the URDF
+    "mujoco_mjcf": ("simulator.load.mujoco_mjcf",),  # object.xml
+    "pybullet": ("simulator.load.pybullet",),
+    "sapien": ("simulator.load.sapien",),
+    "yourdfpy": ("simulator.load.yourdfpy",),
+    "usd": (  # read back: its links, joints and rest poses those of the URDF
+        "simulator.load.usd",
+        "simulator.usd.links",
+        "simulator.usd.joints",
+        "simulator.usd.rest_pose",
+    ),
+}
 
 
 def sends_to_review(check_id: str) -> bool:
@@ -142,6 +159,16 @@ class VerificationReport:
     def review(self) -> list[str]:
         """Ids of the warnings that send this object to review (`REVIEW_CHECKS`)."""
         return [w for w in self.warnings if sends_to_review(w)]
+
+    @property
+    def loads_in(self) -> list[str]:
+        """The `LOADS_IN` names whose checks all ran and passed, in that order."""
+        ran, failed = set(), set()
+        for c in self.checks:
+            (ran if c.passed else failed).add(c.id)
+        return [
+            name for name, ids in LOADS_IN.items() if all(i in ran and i not in failed for i in ids)
+        ]
 
     def check(self, check_id: str) -> list[CheckResult]:
         """Every result with this id."""

@@ -15,6 +15,7 @@ from verify.checks import (
     geometry,
     inertia,
     kinematics,
+    mechanism,
     structure,
 )
 from verify.checks import simulator as simulator_checks
@@ -57,7 +58,11 @@ def verify_object(result, source, *, simulator: bool = True, assignment=None) ->
         report.moving_joints = len(ctx.reread.moving_joints)
         families = list(FAMILIES)
         if simulator:
-            families += [("simulator", simulator_checks.run), ("usd", usd_checks.run)]
+            families += [
+                ("simulator", simulator_checks.run),
+                ("usd", usd_checks.run),
+                ("mechanism", mechanism.run),  # collides the model the simulator compiled
+            ]
         for name, family in families:
             checks += _guarded(name, family, ctx)
         if not simulator:

@@ -371,6 +371,8 @@ def run(ctx: Context) -> list[CheckResult]:
         if printed:
             noisy.append(printed_check(loader, label, path, printed))
         loaded[loader] = poses
+        if loader == "mujoco":
+            ctx.notes["mujoco_model"] = poses.model  # the mechanism checks collide it
     if loaded and not noisy:
         names = ", ".join(LOADERS[loader][0] for loader in loaded)
         noisy.append(

@@ -1,0 +1,128 @@
+"""`mechanism.penetration`: a drawer or door's collision geometry against its parent's in
+MuJoCo, over the joint's range, on cabinets built by the tests."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from verify_assets import hollow_cabinet_urdf, urdf_source, write
+
+from normalize.adapters import discover
+from normalize.run import normalize_candidate
+from verify import verify_object
+from verify.checks.mechanism import DEPTH_TOLERANCE
+
+pytest.importorskip("mujoco")
+
+#: The walls of `hollow_cabinet_urdf`'s carcass (size, centre), open at the front (+x), as
+#: boxes that do not overlap each other (the sides, bottom and top stop at the back wall).
+WALLS = (
+    ((0.02, 0.6, 0.8), (-0.19, 0.0, 0.4)),
+    ((0.38, 0.02, 0.8), (0.01, -0.29, 0.4)),
+    ((0.38, 0.02, 0.8), (0.01, 0.29, 0.4)),
+    ((0.38, 0.56, 0.02), (0.01, 0.0, 0.01)),
+    ((0.38, 0.56, 0.02), (0.01, 0.0, 0.79)),
+)
+
+
+def shell_obj() -> bytes:
+    """The carcass as one mesh (an OBJ of the five walls): MuJoCo collides its convex hull."""
+    import trimesh
+
+    walls = [trimesh.creation.box(extents=size) for size, _ in WALLS]
+    for wall, (_, centre) in zip(walls, WALLS, strict=True):
+        wall.apply_translation(centre)
+    out = io.BytesIO()
+    trimesh.util.concatenate(walls).export(out, file_type="obj")
+    return out.getvalue()
+
+
+def one_mesh_carcass(urdf: str) -> str:
+    """`urdf` with the carcass link's boxes replaced by the one shell mesh."""
+    start = urdf.index('<link name="carcass">') + len('<link name="carcass">')
+    end = urdf.index("</link>", start)
+    shape = '<geometry><mesh filename="shell.obj"/></geometry>'
+    return f"{urdf[:start]}<visual>{shape}</visual><collision>{shape}</collision>{urdf[end:]}"
+
+
+def report_of(tmp_path, files: dict):
+    root = write(tmp_path / "src", files)
+    source = urdf_source(root)
+    [candidate] = discover(source)
+    return verify_object(normalize_candidate(candidate, tmp_path / "out"), source)
+
+
+def test_a_drawer_sliding_in_a_shell_of_five_boxes_passes_at_every_point(tmp_path):
+    report = report_of(tmp_path, {"cabinet.urdf": hollow_cabinet_urdf("drawer")})
+    [check] = report.check("mechanism.penetration")
+    assert check.passed and check.severity == "warning"
+    assert "1 joint(s)" in check.message
+    assert check.value <= DEPTH_TOLERANCE and check.threshold == DEPTH_TOLERANCE
+
+
+def test_a_drawer_in_a_one_mesh_shell_penetrates_its_hull(tmp_path):
+    """The same carcass as one mesh: MuJoCo collides its convex hull, which fills the cavity the
+    drawer sits in (27.5 cm from the drawer's top to the hull's bottom face, at rest)."""
+    files = {
+        "cabinet.urdf": one_mesh_carcass(hollow_cabinet_urdf("drawer")),
+        "shell.obj": shell_obj(),
+    }
+    report = report_of(tmp_path, files)
+    [check] = report.check("mechanism.penetration")
+    assert not check.passed and check.element == "joint joint_0"
+    assert check.value == pytest.approx(0.275, abs=0.01)
+    assert check.threshold == DEPTH_TOLERANCE
+    assert "at rest" in check.message and "overlap" not in check.message
+    assert "mechanism.penetration" in report.warnings and "mechanism.penetration" in report.review
+
+
+def test_a_door_swinging_into_its_shell_fails_where_it_swings_in(tmp_path):
+    good = report_of(tmp_path / "good", {"cabinet.urdf": hollow_cabinet_urdf("door")})
+    assert good.check("mechanism.penetration")[0].passed
+    report = report_of(tmp_path / "bad", {"cabinet.urdf": hollow_cabinet_urdf("door", faulty=True)})
+    [check] = report.check("mechanism.penetration")
+    assert not check.passed and check.element == "joint joint_0"
+    assert check.value > 0.1  # the 58 cm door swung 1.5 rad into a 40 cm deep carcass
+    assert "of its range" in check.message
+
+
+def test_a_drawer_built_into_its_side_walls_is_allowed_that_overlap_and_records_it(tmp_path):
+    """A drawer 57 cm wide between walls 56 cm apart: the source itself overlaps 5 mm on each
+    side, so 5 mm + 1 mm is allowed, and said; 2 mm more than the source is not."""
+    wide = hollow_cabinet_urdf("drawer").replace('size="0.3 0.5 0.15"', 'size="0.3 0.57 0.15"')
+    report = report_of(tmp_path / "built", {"cabinet.urdf": wide})
+    [check] = report.check("mechanism.penetration")
+    assert check.passed
+    assert check.value == pytest.approx(0.005, abs=1e-4)
+    assert check.threshold == pytest.approx(0.006, abs=1e-4)
+    assert "already overlap by 5.0 mm there" in check.message
+
+    # the collision box 4 mm wider still than the visual one: 7 mm deep, 6 mm allowed
+    wider = wide.replace(
+        '<collision><origin xyz="0.0 0.0 0.0"/><geometry><box size="0.3 0.57 0.15"/>',
+        '<collision><origin xyz="0.0 0.0 0.0"/><geometry><box size="0.3 0.574 0.15"/>',
+    )
+    assert wider != wide
+    report = report_of(tmp_path / "wider", {"cabinet.urdf": wider})
+    [check] = report.check("mechanism.penetration")
+    assert not check.passed
+    assert check.value == pytest.approx(0.007, abs=1e-4)
+    assert check.threshold == pytest.approx(0.006, abs=1e-4)
+
+
+def test_an_object_allowance_waives_the_check_with_its_reason(tmp_path):
+    allowances = (
+        "allowances:\n  - check: mechanism.penetration\n"
+        "    reason: collision hulls until the decomposition lands\n"
+    )
+    files = {
+        "cabinet.urdf": one_mesh_carcass(hollow_cabinet_urdf("drawer")),
+        "shell.obj": shell_obj(),
+        "arena-allowances.yaml": allowances,
+    }
+    report = report_of(tmp_path, files)
+    [check] = report.check("mechanism.penetration")
+    assert not check.passed and check.waived
+    assert "decomposition lands" in check.waiver_reason
+    assert "mechanism.penetration" not in report.review

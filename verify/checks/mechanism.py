@@ -1,0 +1,355 @@
+"""Moving parts working as mechanisms in MuJoCo: `mechanism.penetration`.
+
+A drawer must slide in its cabinet and a door swing in its frame without MuJoCo pushing them
+apart: their collision geometry must not overlap their parent's. For every driving prismatic,
+revolute or continuous joint (not a mimic follower, not a free body), the joint alone is set to
+rest and to its lower limit, 1/4, 1/2, 3/4 of its range and its upper limit (unbounded
+rotations: pi/2, pi and -pi/2), everything else at rest (mimic followers take their coupled
+values), and MuJoCo's collision pipeline (`mj_collision`) runs on the model the simulator
+checks compiled from the shipped URDF, exactly its collision geoms (contype/conaffinity as
+written), with parent-child filtering turned off (MuJoCo skips parent-child body pairs by
+default, exactly the pairs judged here). The moving side is the joint's child link and its
+subtree, the parent side its parent link and the links fixed to it (one rigid body). The
+penetration depth of a contact is minus its distance.
+
+Tolerance: DEPTH_TOLERANCE (1 mm). Allowance where the source itself is built overlapping (a
+hinge pin inside its frame, a key pressed into its board, links of a robot arm nested at their
+joints): at each configuration where the penetration exceeds the tolerance, how deep the moving
+side's visual shapes (the source's geometry) lie inside the parent side's there is added to
+it: the deepest of the vertices and of points sampled on the faces of one visual shape inside
+another that is watertight, by signed distance (an open mesh has no inside and allows
+nothing). The joint's value is its penetration where it exceeds the source's own overlap the
+most, reported with the configuration and the two geoms; the threshold and message record the
+overlap allowed. So collision geometry that fills what the source leaves empty (a carcass's
+convex hull around its drawer) fails, and a part the source itself moves into its parent is
+left to `collision.range`. The allowances of `verify/allowances.py` waive the check per source
+or object as any other.
+
+The check is a warning (the object goes to review): with one convex hull per collision mesh,
+as MuJoCo collides them, a cabinet's carcass fills its cavities and most drawers fail. Objects
+with more than MAX_JOINTS judged joints are skipped (`mechanism.skipped`, info), as are objects
+MuJoCo did not compile (the simulator checks say why).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from verify.checks import Context, single
+from verify.checks.attachment import _primitive
+from verify.checks.collision import UNBOUNDED_ANGLES
+from verify.report import CheckResult
+
+DEPTH_TOLERANCE = 0.001  # metres
+FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
+MAX_JOINTS = 256
+#: Vertices of a visual shape, and as many points sampled on its faces, tested against
+#: another's inside (the source-built overlap)
+OVERLAP_POINTS = 4096
+DEEPEST_CANDIDATES = 16  # inside points whose exact depth is computed
+JUDGED_TYPES = ("prismatic", "revolute", "continuous")
+
+
+def joint_values(joint) -> tuple[float, ...] | None:
+    """Rest and the coordinates one joint is checked at, None for a free body."""
+    if math.isfinite(joint.lower):
+        values = [joint.lower + f * (joint.upper - joint.lower) for f in FRACTIONS]
+    elif joint.type == "prismatic":
+        return None
+    else:
+        values = list(UNBOUNDED_ANGLES)
+    return tuple(dict.fromkeys([0.0, *values]))
+
+
+def _rigid_group(obj, link: str, exclude: set[str]) -> set[str]:
+    """`link` and every link joined to it by fixed joints, up or down, outside `exclude`."""
+    group, stack = {link}, [link]
+    while stack:
+        name = stack.pop()
+        for j in obj.joints:
+            if j.type != "fixed":
+                continue
+            other = j.child if j.parent == name else j.parent if j.child == name else None
+            if other is not None and other not in group and other not in exclude:
+                group.add(other)
+                stack.append(other)
+    return group
+
+
+class _Collider:
+    """The simulator checks' MuJoCo model (a copy, parent filtering off) and its data."""
+
+    def __init__(self, mujoco, model):
+        self.mujoco = mujoco
+        self.model = copy.copy(model)
+        self.model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
+        self.data = mujoco.MjData(self.model)
+        self.body = {self.model.body(i).name: i for i in range(self.model.nbody)}
+        collides = (self.model.geom_contype != 0) | (self.model.geom_conaffinity != 0)
+        self.colliding_bodies = set(self.model.geom_bodyid[collides].tolist())
+        joints = (self.model.joint(i) for i in range(self.model.njnt))
+        self.address = {j.name: int(self.model.jnt_qposadr[j.id]) for j in joints}
+
+    def bodies(self, links: set[str]) -> set[int]:
+        return {self.body[name] for name in links if name in self.body}
+
+    def contacts(self, coords: dict[str, float], moving: set[int], fixed: set[int]) -> dict:
+        """(moving link, parent-side link) -> (depth m, geom names) of the deepest contact
+        between the two at `coords`."""
+        mujoco, model, data = self.mujoco, self.model, self.data
+        data.qpos[:] = model.qpos0
+        for name, value in coords.items():
+            address = self.address.get(name)
+            if address is not None:
+                data.qpos[address] = value
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_collision(model, data)
+        found = {}
+        contacts = data.contact
+        for k in range(data.ncon):
+            g1, g2 = int(contacts.geom1[k]), int(contacts.geom2[k])
+            b1, b2 = int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2])
+            if b2 in moving and b1 in fixed:
+                g1, g2, b1, b2 = g2, g1, b2, b1
+            elif not (b1 in moving and b2 in fixed):
+                continue
+            pair = (model.body(b1).name, model.body(b2).name)
+            depth = -float(contacts.dist[k])
+            if depth > found.get(pair, (-math.inf,))[0]:
+                found[pair] = (depth, (model.geom(g1).name, model.geom(g2).name))
+        return found
+
+
+class SourceShapes:
+    """The visual shapes of each link (the source's geometry), as trimeshes in the link frame,
+    built once per link; `overlap` measures how deep the source's own parts lie in each other."""
+
+    def __init__(self, obj, meshes: dict):
+        self.obj, self.meshes, self.parts = obj, meshes, {}
+
+    def _of(self, link: str) -> list:
+        parts = self.parts.get(link)
+        if parts is None:
+            import trimesh
+            from scipy.spatial import cKDTree
+
+            parts = self.parts[link] = []
+            for g in self.obj.link_map[link].visuals:
+                if g.kind == "mesh":
+                    mesh = self.meshes.get(g.filename)
+                    if mesh is None:
+                        continue
+                    v, f = np.asarray(mesh.vertices) * g.scale, np.asarray(mesh.faces)
+                else:
+                    v, f = _primitive(g.kind, g.size)
+                v = v @ g.origin[:3, :3].T + g.origin[:3, 3]
+                part = trimesh.Trimesh(v, f, process=False)
+                points = v[:: max(1, len(v) // OVERLAP_POINTS)]
+                if part.area > 0:  # faces sampled too: a box's face dipping into a cylinder
+                    sampled, _ = trimesh.sample.sample_surface(part, OVERLAP_POINTS, seed=0)
+                    points = np.concatenate([points, sampled])
+                parts.append(_Part(part, part.is_watertight, points, cKDTree(points)))
+        return parts
+
+    def overlap(self, moving: set[str], fixed: set[str], poses: dict) -> float:
+        """How deep (m) the moving side's visual shapes lie inside the parent side's at `poses`:
+        the deepest surface point of either inside the other, where that one is watertight."""
+        depth = 0.0
+        for a in moving:
+            for b in fixed:
+                relative = np.linalg.inv(poses[b]) @ poses[a]  # frame a in frame b
+                back = np.linalg.inv(relative)
+                for one in self._of(a):
+                    for other in self._of(b):
+                        if other.closed:
+                            inside = one.points @ relative[:3, :3].T + relative[:3, 3]
+                            depth = max(depth, _inside_depth(inside, other))
+                        if one.closed:
+                            inside = other.points @ back[:3, :3].T + back[:3, 3]
+                            depth = max(depth, _inside_depth(inside, one))
+        return depth
+
+
+@dataclass
+class _Part:
+    """One visual shape: its mesh (link frame), whether it is closed, its surface points
+    (vertices and points sampled on its faces) and their k-d tree."""
+
+    mesh: object
+    closed: bool
+    points: np.ndarray
+    tree: object  # scipy.spatial.cKDTree
+
+
+def _inside_depth(points: np.ndarray, part: _Part) -> float:
+    """Deepest of `points` inside the closed `part` (0 when none is). Exact distances to its
+    surface for the DEEPEST_CANDIDATES points farthest from its surface points, the rest
+    ranked by those distances only (a k-d tree query instead of a closest-point search each)."""
+    import trimesh
+
+    low, high = part.mesh.bounds
+    points = points[np.all((points > low) & (points < high), axis=1)]
+    if len(points) == 0:
+        return 0.0
+    points = points[part.mesh.contains(points)]
+    if len(points) == 0:
+        return 0.0
+    rough, _ = part.tree.query(points)
+    candidates = points[np.argsort(rough)[-DEEPEST_CANDIDATES:]]
+    _, distance, _ = trimesh.proximity.closest_point(part.mesh, candidates)
+    return float(distance.max())
+
+
+def _label(joint, q: float) -> str:
+    if q == 0.0:
+        return "rest"
+    if math.isfinite(joint.lower) and joint.upper > joint.lower:
+        fraction = (q - joint.lower) / (joint.upper - joint.lower)
+        return f"q = {q:.4g} ({fraction:.3g} of its range)"
+    return f"q = {q:.4g}"
+
+
+@dataclass
+class JointDepth:
+    """One judged joint where its penetration (m) exceeds the source's own overlap (m) the most:
+    the geoms and coordinate, and the overlap allowed there on top of the tolerance (measured
+    only where the penetration exceeds the tolerance)."""
+
+    joint: object
+    depth: float
+    geoms: tuple[str, str] | None
+    q: float
+    overlap: float = 0.0
+
+    @property
+    def threshold(self) -> float:
+        return DEPTH_TOLERANCE + self.overlap
+
+    @property
+    def excess(self) -> float:
+        """Depth beyond what the source built in."""
+        return self.depth - self.overlap
+
+
+def judged_joints(obj) -> list:
+    return [
+        j
+        for j in obj.moving_joints
+        if j.mimic is None and j.type in JUDGED_TYPES and joint_values(j) is not None
+    ]
+
+
+def measure(obj, model, meshes: dict) -> tuple[list[JointDepth], int]:
+    """(the deepest penetration of every judged joint, how many joints have no collision
+    geometry on one side) on a MuJoCo `model` of `obj`; `meshes`: the visual meshes by file."""
+    import mujoco
+
+    collider = _Collider(mujoco, model)
+    shapes = SourceShapes(obj, meshes)
+    measured, unjudged = [], 0
+    for joint in judged_joints(obj):
+        moving_links = set(obj._subtree_links(joint.child))
+        fixed_links = _rigid_group(obj, joint.parent, moving_links)
+        moving, fixed = collider.bodies(moving_links), collider.bodies(fixed_links)
+        if not (moving & collider.colliding_bodies and fixed & collider.colliding_bodies):
+            unjudged += 1
+            continue
+        # Every (configuration, pair of links) in contact, deepest first: the source's own
+        # overlap is measured only where the penetration could still be the worst excess.
+        found = [
+            (depth, q, pair, geoms)
+            for q in joint_values(joint)
+            for pair, (depth, geoms) in collider.contacts(
+                obj.resolve_configuration({joint.name: q}), moving, fixed
+            ).items()
+        ]
+        worst = JointDepth(joint, 0.0, None, 0.0)
+        for depth, q, (a, b), geoms in sorted(found, key=_deepest_first):
+            if worst.geoms is not None and depth <= worst.excess:
+                break
+            overlap = 0.0
+            if depth > DEPTH_TOLERANCE:  # how much of it the source built in
+                poses = obj.link_poses(obj.resolve_configuration({joint.name: q}))
+                overlap = shapes.overlap({a}, {b}, poses)
+            candidate = JointDepth(joint, depth, geoms, q, overlap)
+            if worst.geoms is None or candidate.excess > worst.excess:
+                worst = candidate
+        measured.append(worst)
+    return measured, unjudged
+
+
+def _deepest_first(item) -> float:
+    return -item[0]
+
+
+def run(ctx: Context) -> list[CheckResult]:
+    model = ctx.notes.get("mujoco_model")
+    if model is None:
+        return [
+            single(
+                "mechanism.skipped",
+                "info",
+                False,
+                "MuJoCo did not compile the object (or is not installed): the mechanism check "
+                "was not run",
+            )
+        ]
+    count = len(judged_joints(ctx.reread))
+    if count > MAX_JOINTS:
+        return [
+            single(
+                "mechanism.skipped",
+                "info",
+                False,
+                f"{count} joints to judge, more than {MAX_JOINTS}: the mechanism check was not run",
+            )
+        ]
+    return _results(*measure(ctx.reread, model, ctx.notes.get("meshes", {})))
+
+
+def _results(measured: list[JointDepth], unjudged: int) -> list[CheckResult]:
+    out, allowed = [], []
+    for m in measured:
+        source = (
+            f"; the source's visual shapes already overlap by {1000 * m.overlap:.1f} mm there, "
+            f"allowed up to {1000 * m.threshold:.1f} mm"
+            if m.overlap > 0
+            else ""
+        )
+        if m.depth <= m.threshold:
+            if m.overlap > 0:
+                allowed.append(f"joint {m.joint.name} {1000 * m.depth:.1f} mm{source}")
+            continue
+        out.append(
+            single(
+                "mechanism.penetration",
+                "warning",
+                False,
+                f"the moving part's collision geometry penetrates its parent's by "
+                f"{1000 * m.depth:.1f} mm at {_label(m.joint, m.q)} (geoms {m.geoms[0]} and "
+                f"{m.geoms[1]}){source}",
+                value=m.depth,
+                threshold=m.threshold,
+                element=f"joint {m.joint.name}",
+            )
+        )
+    if out:
+        return out
+    note = f"; {unjudged} joint(s) without collision geometry on one side" if unjudged else ""
+    note += "; " + "; ".join(allowed) if allowed else ""
+    worst = max(measured, key=lambda m: m.excess, default=None)
+    return [
+        single(
+            "mechanism.penetration",
+            "warning",
+            True,
+            f"{len(measured)} joint(s): no moving part's collision geometry penetrates its "
+            f"parent's by more than {1000 * DEPTH_TOLERANCE:g} mm over its range{note}",
+            value=0.0 if worst is None else worst.depth,
+            threshold=DEPTH_TOLERANCE if worst is None else worst.threshold,
+        )
+    ]
