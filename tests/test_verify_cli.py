@@ -86,7 +86,10 @@ def test_corpus_objects_from_the_command_line(corpus):
     run = arena(corpus / "partnet_mobility" / "10495", "--json")
     assert run.returncode == 0, run.stdout[-2000:]
     [entry] = document(run)["objects"]
-    assert entry["object_id"] == "partnet_mobility__10495" and entry["status"] == "pass"
+    assert entry["object_id"] == "partnet_mobility__10495" and entry["status"] == "warn"
+    # its drawer enters the convex hull of its one-mesh cabinet by 4 mm: the only warning
+    warned = {c["id"] for c in entry["checks"] if not c["passed"] and c["severity"] == "warning"}
+    assert warned == {"mechanism.penetration"}
     run = arena(corpus / "gensim2_partnet" / "1011", "--json")
     assert run.returncode == 1
     [entry] = document(run)["objects"]
