@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -41,10 +42,17 @@ def library(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def reference(builds, library, tmp_path_factory) -> str:
-    """The content hash of an uninterrupted build (no cache)."""
+def reference_release(builds, library, tmp_path_factory) -> Path:
+    """An uninterrupted build (no cache). Read-only: a test that needs it at its --out copies it."""
     out = tmp_path_factory.mktemp("kill_reference") / "release"
-    return builds.release(library, out, version="kill", workers=2).content_hash
+    builds.release(library, out, version="kill", workers=2)
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(reference_release) -> str:
+    """The content hash of an uninterrupted build."""
+    return json.loads((reference_release / "release.json").read_text())["content_hash"]
 
 
 def _with_ctrl_c_as_a_terminal_gives_it() -> None:
@@ -218,10 +226,10 @@ def test_killed_prefect_build_resumes(library, reference, tmp_path):
     ],
 )
 def test_an_interrupted_build_says_so_in_one_line_and_leaves_nothing_beside_out(
-    library, reference, tmp_path, sig, code, runner
+    library, reference_release, reference, tmp_path, sig, code, runner
 ):
     out, cache = tmp_path / "release", tmp_path / "cache"
-    Build(library, out, tmp_path / "earlier", runner="local").finish()
+    shutil.copytree(reference_release, out)  # an earlier release at --out
     earlier = (out / "release.json").read_bytes()
 
     build = Build(library, out, cache, runner=runner)  # --replace: the earlier release stays
