@@ -106,10 +106,6 @@ def _load_stages() -> None:
 
 
 # --------------------------------------------------------------------------- versions and keys
-#: The simulator packages the verify checks load objects with (`loads_in`)
-SIMULATORS = ("mujoco", "pybullet", "sapien", "yourdfpy")
-
-
 @cache
 def code_fingerprint() -> str:
     """sha256 over the source and data files of the stages (any edit invalidates the cache)."""
@@ -145,8 +141,9 @@ def current_versions() -> tuple[tuple[str, str], ...]:
     import importlib.util
 
     from normalize.usd_writer import usd_version
+    from verify.checks.simulator import LOADERS
 
-    simulators = [m for m in SIMULATORS if importlib.util.find_spec(m) is not None]
+    simulators = sorted({m for _, m in LOADERS.values() if importlib.util.find_spec(m) is not None})
 
     return (
         ("pipeline", PIPELINE_VERSION),
