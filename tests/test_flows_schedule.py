@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from export import release
 from flows.schedule import (
     DEPLOYMENT_NAME,
     latest_release,
@@ -60,6 +61,10 @@ def test_scheduled_runs_chain_releases(prefect_harness, sources, tmp_path, monke
     from prefect.client.orchestration import get_client
 
     monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    # one day for both runs, even when the test runs across midnight (UTC)
+    day = dt.datetime.now(dt.timezone.utc).date()
+    dated = release.default_version
+    monkeypatch.setattr(release, "default_version", lambda today=None: dated(today or day))
     deployment = scheduled_release.to_deployment(
         name=DEPLOYMENT_NAME,
         cron="0 3 * * 1",
@@ -72,7 +77,7 @@ def test_scheduled_runs_chain_releases(prefect_harness, sources, tmp_path, monke
 
     first = scheduled_release(str(sources), str(tmp_path / "releases"), workers=1)
     second = scheduled_release(str(sources), str(tmp_path / "releases"), workers=1)
-    today = dt.datetime.now(dt.timezone.utc).date().strftime("%Y.%m.%d")
+    today = day.strftime("%Y.%m.%d")
     assert first.endswith(today) and second.endswith(f"{today}-2")
     info = json.loads((tmp_path / "releases" / f"{today}-2" / "release.json").read_text())
     assert info["previous"]["version"] == today
