@@ -78,6 +78,8 @@ class BuildWork:
     pool: WorkerPool | None  # the process runner's worker processes (None with Dask)
     progress: object
     dask_address: str | None
+    # the task runner of every flow run of the build (Prefect copies it for each run)
+    task_runner: object = None
     # set when the build ends early (Ctrl-C, SIGTERM, a failure): batch tasks not yet started
     # end at once
     stopping: threading.Event = field(default_factory=threading.Event)
@@ -273,7 +275,7 @@ def _run_sources(work: BuildWork, work_key: str) -> list:
 
     def run(found: DiscoveredSource):
         name = found.source.name
-        subflow = source_flow.with_options(flow_run_name=name, task_runner=_task_runner(work))
+        subflow = source_flow.with_options(flow_run_name=name, task_runner=work.task_runner)
         started = time.perf_counter()
         # A subflow runs inside this flow's process, whose heartbeat already shows it is alive
         with tags(name), temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
@@ -295,14 +297,6 @@ def _run_sources(work: BuildWork, work_key: str) -> list:
         raise
     threads.shutdown()
     return runs
-
-
-def _task_runner(work: BuildWork):
-    if work.dask_address is not None:
-        from prefect_dask import DaskTaskRunner
-
-        return DaskTaskRunner(address=work.dask_address)
-    return ThreadPoolTaskRunner(max_workers=max(work.staged.config.workers, 1))
 
 
 def _say_where_the_run_is() -> None:
@@ -388,13 +382,14 @@ def build_with_prefect(
     with open_build(config, called, progress) as opened:
         opened.progress.stage("waiting for Prefect's server")
         opened.staged.seconds["orchestrator_start"] = server.wait()
-        with server.active(), _dask_cluster(config) as address:
+        with server.active(), _task_runner(config) as (address, runner):
             work = BuildWork(opened.staged, opened.found, opened.pool, opened.progress, address)
+            work.task_runner = runner
             work.has_ui = server.url is None
             if opened.pool is not None:
                 work.free_workers = threading.Semaphore(opened.pool.workers)
             build = arena_build_flow.with_options(
-                flow_run_name=f"build {config.version}", task_runner=_task_runner(work)
+                flow_run_name=f"build {config.version}", task_runner=runner
             )
             names = [s.name for s in config.sources]
             _quiet_what_the_command_says()
@@ -403,18 +398,19 @@ def build_with_prefect(
 
 
 @contextlib.contextmanager
-def _dask_cluster(config: BuildConfig):
-    """The Dask scheduler's address for `--runner dask` (None for the other runners): the
-    existing cluster at --dask-address, made ready for this build (`dask.ready_cluster`), or a
-    temporary LocalCluster; its dashboard is printed."""
+def _task_runner(config: BuildConfig):
+    """The Dask scheduler's address (None for the process runner) and the build's task runner:
+    threads handing batches to the worker processes, or one Dask client for the whole build,
+    on the existing cluster at --dask-address (made ready for this build:
+    `dask.ready_cluster`) or on a temporary LocalCluster; its dashboard is printed."""
     if config.runner != "dask":
-        yield None
+        yield None, ThreadPoolTaskRunner(max_workers=max(config.workers, 1))
         return
     from flows import dask
 
-    if config.dask_address is not None:
-        dask.ready_cluster(config.dask_address)
-        yield config.dask_address
-        return
-    with dask.local_cluster(config.workers) as address:
-        yield address
+    with contextlib.ExitStack() as stack:
+        address = config.dask_address
+        if address is None:
+            address = stack.enter_context(dask.local_cluster(config.workers))
+        existing = config.dask_address is not None
+        yield address, stack.enter_context(dask.build_task_runner(address, existing))

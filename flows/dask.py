@@ -1,5 +1,6 @@
 """Dask clusters for `arena build --runner dask`: a temporary `LocalCluster`, or an existing
-cluster (`dask scheduler` and `dask worker` processes) made ready for each build.
+cluster (`dask scheduler` and `dask worker` processes) made ready for each build; one Dask client
+per build, shared by all its flow runs (`build_task_runner`).
 
 A Dask worker process outlives the builds it serves, and Prefect keeps services in it (the
 concurrency-slot, event and log clients) bound to the API of the first build that used them.
@@ -35,19 +36,43 @@ async def forget_prefect_services() -> int:
     return running
 
 
-def ready_cluster(address: str) -> None:
-    """Connect to the existing cluster at `address`, stop stale Prefect services on every
+def ready_cluster(client) -> None:
+    """On the existing cluster `client` is connected to: stop stale Prefect services on every
     worker and print the cluster's workers and dashboard."""
-    from distributed import Client
+    workers = client.run(forget_prefect_services)
+    print(
+        f"arena build: Dask cluster {client.scheduler.address}, {len(workers)} workers; dashboard "
+        f"{client.dashboard_link or '(none: the scheduler serves no dashboard)'}",
+        file=sys.stderr,
+        flush=True,
+    )
 
-    with Client(address, timeout=30) as client:
-        workers = client.run(forget_prefect_services)
-        print(
-            f"arena build: Dask cluster {address}, {len(workers)} workers; dashboard "
-            f"{client.dashboard_link or '(none: the scheduler serves no dashboard)'}",
-            file=sys.stderr,
-            flush=True,
-        )
+
+@contextlib.contextmanager
+def build_task_runner(address: str, existing: bool):
+    """The build's Dask task runner, connected once to the scheduler at `address` (an existing
+    cluster, made ready first, or the build's LocalCluster). Prefect copies a flow's task
+    runner for each of its runs; a plain `DaskTaskRunner` copy opens a client of its own, 1-2 s
+    of CPU per source's subflow. These copies all submit through the one client."""
+    from prefect_dask import DaskTaskRunner
+    from prefect_dask.client import PrefectDaskClient
+
+    class SharedClientRunner(DaskTaskRunner):
+        def __init__(self, client: PrefectDaskClient):
+            super().__init__(address=address)
+            self._client = client  # not on the exit stack: a run's end leaves it open
+
+        def duplicate(self):
+            return type(self)(self._client)
+
+        def __reduce__(self):
+            # in a run's context sent to a worker with each task: a plain runner, no client
+            return DaskTaskRunner, (None, address)
+
+    with PrefectDaskClient(address, timeout=30) as client:
+        if existing:
+            ready_cluster(client)
+        yield SharedClientRunner(client)
 
 
 @contextlib.contextmanager

@@ -147,13 +147,25 @@ def test_a_failed_build_ends_the_flow_run_failed_and_rejects_are_an_artifact(
 
 
 def test_build_on_a_local_dask_cluster(
-    builds, prefect_harness, sample_library, sample_release, tmp_path
+    builds, prefect_harness, sample_library, sample_release, tmp_path, monkeypatch
 ):
+    import distributed
+
+    # one Dask client for the whole build, not one per source's subflow (5 sources here)
+    clients = []
+    opened = distributed.Client.__init__
+
+    def counted(self, *args, **kwargs):
+        clients.append(self)
+        opened(self, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "__init__", counted)
     result = builds.release(
         sample_library, tmp_path / "release", runner="dask", workers=2, batch_size=8
     )
     assert len(result.computed) == 40
     assert manifests(tmp_path / "release") == manifests(sample_release)
+    assert len(clients) == 1
 
 
 class LateServer:
