@@ -2,17 +2,22 @@
 
     .venv/bin/python bench/orchestration.py [--generated 2000] [--rounds 2] [--workers 2]
                                             [--libraries corpus generated]
+                                            [--servers temporary existing]
 
 Libraries: the shared corpus (tests/corpus_sources.yaml, ../shared/corpus) and a generated
 library of `--generated` objects. Each round builds a library cold (an empty cache) four ways,
 one after the other: `--runner local` (no Prefect), the Prefect process runner, Dask's
 `LocalCluster` and an existing cluster (a `dask scheduler` and a `dask worker` with `--workers`
-processes, started once per library). Each build is a subprocess of its own with its own
-temporary Prefect server, as `arena build` runs it; Prefect's database is created before the
-rounds.
+processes, started once per library). Each build is a subprocess of its own. Two Prefect
+servers (`--servers`): `temporary`, each build starting its own as `arena build` does without
+PREFECT_API_URL (its start counted; Prefect's database is created before the rounds), and
+`existing`, one `prefect server start` started before the rounds with PREFECT_API_URL set for
+the builds, the setup the README recommends for schedules and clusters (its process tree's CPU
+during each build counted).
 
-Per build: wall and CPU seconds (the build's process tree, the Prefect server included; for the
-existing cluster also its worker processes' CPU during the build), the objects' stage seconds,
+Per build: wall and CPU seconds (the build's process tree, the temporary Prefect server
+included; the existing server's CPU during the build; for the existing cluster also its worker
+processes' CPU during the build), the load average at its start, the objects' stage seconds,
 the task runs' seconds as Prefect recorded them (batch tasks and the assembly) and the serial
 part (discovery, the wait for the server, the assembly). Ratios to the local build are taken
 per round, then their median; Prefect's CPU share of a build is 1 - local CPU / its CPU, per
@@ -169,7 +174,54 @@ class Cluster:
             process.wait(30)
 
 
-def build(sources: Path, work: Path, runner: str, workers: int, cluster: Cluster | None) -> dict:
+class Server:
+    """A long-running `prefect server start` (no UI), with PREFECT_API_URL set to it in this
+    process's environment, which the builds inherit."""
+
+    def __init__(self, root: Path):
+        import httpx
+
+        from flows.server import _free_port
+
+        port = _free_port()
+        with open(root / "server.log", "ab") as log:
+            self.process = subprocess.Popen(
+                [BIN / "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                env={**os.environ, "PREFECT_UI_ENABLED": "0"},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        url = f"http://127.0.0.1:{port}/api"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"prefect server start did not answer at {url}")
+            time.sleep(0.5)
+        os.environ["PREFECT_API_URL"] = url
+
+    def cpu(self) -> float:
+        return tree_cpu([self.process.pid])
+
+    def stop(self) -> None:
+        os.environ.pop("PREFECT_API_URL", None)
+        os.killpg(self.process.pid, signal.SIGTERM)
+        self.process.wait(30)
+
+
+def build(
+    sources: Path,
+    work: Path,
+    runner: str,
+    workers: int,
+    cluster: Cluster | None,
+    server: Server | None,
+) -> dict:
     """One cold build in a subprocess; its figures with its wall and CPU seconds."""
     out, cache = work / f"out-{runner}", work / f"cache-{runner}"
     report = work / f"{runner}.report.json"
@@ -179,19 +231,30 @@ def build(sources: Path, work: Path, runner: str, workers: int, cluster: Cluster
     if runner == "dask_existing":
         command += ["--address", cluster.address]
     cluster_before = cluster.cpu() if runner == "dask_existing" else 0.0
+    server_before = server.cpu() if server else 0.0
+    load = os.getloadavg()[0]
     started = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, check=True, cwd=REPO)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cluster_cpu = cluster.cpu() - cluster_before if runner == "dask_existing" else 0.0
+    server_cpu = server.cpu() - server_before if server else 0.0
     data = json.loads(report.read_text(encoding="utf-8"))
     for path in (report,):
         path.unlink()
     shutil.rmtree(out)
     shutil.rmtree(cache, ignore_errors=True)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) + cluster_cpu
-    return {"wall_s": wall, "cpu_s": cpu, "cluster_cpu_s": cluster_cpu, **data}
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu += cluster_cpu + server_cpu
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "cluster_cpu_s": cluster_cpu,
+        "server_cpu_s": server_cpu,
+        "load_average_1min": round(load, 2),
+        **data,
+    }
 
 
 def library_sources(name: str, work: Path, generated: int) -> Path:
@@ -206,7 +269,8 @@ def library_sources(name: str, work: Path, generated: int) -> Path:
 
 def summarize(rounds: list[dict[str, dict]], workers: int) -> dict:
     """Medians per runner, paired ratios to the local build, Prefect's CPU share."""
-    figures = ("wall_s", "cpu_s", "stage_cpu_s", "serial_s", "prefect_wait_s", "assemble_s")
+    figures = ("wall_s", "cpu_s", "server_cpu_s", "stage_cpu_s", "serial_s", "prefect_wait_s")
+    figures += ("assemble_s", "load_average_1min")
     medians = {
         runner: {k: round(statistics.median(r[runner][k] for r in rounds), 3) for k in figures}
         for runner in RUNNERS
@@ -251,7 +315,7 @@ def projection(generated: dict) -> dict:
     """20,000 objects from the generated library's per-object figures (the serial part taken
     as linear in N, which the assembly is; the server's start is not)."""
     per = generated["per_object"]
-    wait = generated["medians"]["process"]["prefect_wait_s"]
+    wait = generated["medians"]["process"]["prefect_wait_s"]  # the temporary server's
     serial = per["serial_s"] * 20000
     return {
         "objects": 20000,
@@ -270,6 +334,7 @@ def main() -> None:
     parser.add_argument("--generated", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--servers", nargs="+", default=["temporary", "existing"])
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     for hidden in ("--sources", "--out", "--cache", "--report"):
@@ -294,22 +359,40 @@ def main() -> None:
         for name in args.libraries:
             sources = library_sources(name, work, args.generated)
             cluster = Cluster(work, args.workers)
-            rounds = []
+            results[name] = {}
             try:
-                for i in range(args.rounds):
-                    runs = {}
-                    for runner in RUNNERS:
-                        runs[runner] = build(sources, work, runner, args.workers, cluster)
-                        shown = {k: v for k, v in runs[runner].items() if k != "content_hash"}
-                        print(f"{name} round {i + 1} {runner}: {shown}", flush=True)
-                    rounds.append(runs)
+                for kind in args.servers:
+                    server = Server(work) if kind == "existing" else None
+                    rounds = []
+                    try:
+                        for i in range(args.rounds):
+                            runs = {}
+                            for runner in RUNNERS:
+                                on = server if runner != "local" else None
+                                runs[runner] = build(
+                                    sources, work, runner, args.workers, cluster, on
+                                )
+                                shown = {
+                                    k: v for k, v in runs[runner].items() if k != "content_hash"
+                                }
+                                print(
+                                    f"{name} {kind} server, round {i + 1} {runner}: {shown}",
+                                    flush=True,
+                                )
+                            rounds.append(runs)
+                    finally:
+                        if server:
+                            server.stop()
+                    results[name][f"{kind}_server"] = {
+                        **summarize(rounds, args.workers),
+                        "rounds": rounds,
+                    }
             finally:
                 cluster.stop()
-            results[name] = {**summarize(rounds, args.workers), "rounds": rounds}
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if "generated" in results:
-        results["projection_20000"] = projection(results["generated"])
+    if "temporary_server" in results.get("generated", {}):
+        results["projection_20000"] = projection(results["generated"]["temporary_server"])
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
     ).stdout.strip()
@@ -326,7 +409,10 @@ def main() -> None:
     args.results.write_text(json.dumps(results, indent=2) + "\n")
     brief = {k: v for k, v in results.items() if k not in ("machine",)}
     for library in args.libraries:
-        brief[library] = {k: v for k, v in results[library].items() if k != "rounds"}
+        brief[library] = {
+            kind: {k: v for k, v in summary.items() if k != "rounds"}
+            for kind, summary in results[library].items()
+        }
     print(json.dumps(brief, indent=2))
 
 
