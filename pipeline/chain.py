@@ -95,14 +95,15 @@ class BatchSettings:
 def _load_stages() -> None:
     """Import the stages, load the taxonomy and usd-core, start SAPIEN's child (when installed),
     once per process."""
+    from verify.sapien_process import start_early
+
+    start_early()  # first: SAPIEN's import (1 to 2 s) overlaps the imports below
     import normalize.run  # noqa: F401
     import verify.run  # noqa: F401
     from verify.checks.usd import load_usd
-    from verify.sapien_process import start_early
 
     taxonomy_version()
     load_usd()
-    start_early()
 
 
 # --------------------------------------------------------------------------- versions and keys

@@ -110,3 +110,20 @@ def test_a_model_config_folder_confines_like_a_package(tmp_path):
     )
     [report] = validate_paths([model / "urdf" / "door.urdf"], workers=1)
     assert report.status == "pass", [(c.id, c.message) for c in report.failures]
+
+
+def test_a_worker_starts_sapiens_child_before_importing_the_stages(monkeypatch):
+    """SAPIEN's import (1 to 2 s) in its child overlaps the worker's own imports and usd-core's
+    load, instead of following them."""
+    import importlib
+
+    import verify.checks.usd
+    import verify.sapien_process
+    from verify import validate
+
+    calls = []
+    monkeypatch.setattr(verify.sapien_process, "start_early", lambda: calls.append("sapien"))
+    monkeypatch.setattr(verify.checks.usd, "load_usd", lambda: calls.append("usd"))
+    monkeypatch.setattr(importlib, "import_module", lambda name: calls.append(name))
+    assert list(validate.validated([])) == []
+    assert calls == ["sapien", *validate.WORKER_MODULES, "usd"]
