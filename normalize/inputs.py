@@ -10,6 +10,11 @@ A file read through `normalize.files.read_regular` is recorded with the sha256 o
 read (`record_read`): the cache key then holds what was processed, not what the file holds when
 the object is done, so a file edited during a build cannot make the cache keep a stale result.
 A file read twice with different content is recorded as changed (digest None).
+
+A cache that serves a result without doing the reads behind it (the mesh store) collects them
+on a miss (`noting()`, whether or not a `recording()` block is active), keeps them with the
+result and records them again on every hit: an object's inputs never depend on what a
+long-lived process happened to compute before.
 """
 
 from __future__ import annotations
@@ -30,28 +35,35 @@ class Recorded(set):
 
 
 _active: ContextVar[Recorded | None] = ContextVar("arena_recorded_inputs", default=None)
+_noting: ContextVar[tuple[set[str], ...]] = ContextVar("arena_noted_inputs", default=())
 
 
 def record(path: str | os.PathLike) -> None:
     """Note that the current object depends on `path` (absolute)."""
+    path = os.path.abspath(path)
+    for noted in _noting.get():
+        noted.add(path)
     inputs = _active.get()
     if inputs is not None:
-        inputs.add(os.path.abspath(path))
+        inputs.add(path)
 
 
 def record_read(path: str | os.PathLike, digest: str) -> None:
     """Note that the current object read `path` and what the bytes it read hash to."""
+    path = os.path.abspath(path)
+    for noted in _noting.get():
+        noted.add(path)
     inputs = _active.get()
     if inputs is not None:
-        path = os.path.abspath(path)
         inputs.add(path)
         known = inputs.digests.get(path, digest)
         inputs.digests[path] = digest if known == digest else None
 
 
 def active() -> bool:
-    """Whether a `recording()` block is collecting (reads then hash what they read)."""
-    return _active.get() is not None
+    """Whether a `recording()` or `noting()` block is collecting (reads then hash what they
+    read)."""
+    return _active.get() is not None or bool(_noting.get())
 
 
 @contextlib.contextmanager
@@ -63,3 +75,15 @@ def recording() -> Iterator[Recorded]:
         yield inputs
     finally:
         _active.reset(token)
+
+
+@contextlib.contextmanager
+def noting() -> Iterator[set[str]]:
+    """Also collect the absolute paths recorded inside the block into the yielded set (they go
+    on to the active `recording()` block, if any)."""
+    noted: set[str] = set()
+    token = _noting.set((*_noting.get(), noted))
+    try:
+        yield noted
+    finally:
+        _noting.reset(token)

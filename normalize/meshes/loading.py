@@ -7,6 +7,7 @@ import hashlib
 import io
 import logging
 import math
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -276,16 +277,26 @@ def _parse(
 
 def load_mesh(path: Path, *, root: Path | None = None, element: str | None = None) -> Mesh:
     """Load and check a mesh file (cached by content); raises `mesh.missing`,
-    `mesh.format` or `mesh.corrupt`. Safe to call from several threads."""
+    `mesh.format` or `mesh.corrupt`. Safe to call from several threads. A cached mesh records
+    the same inputs as a parse: the file and the files parsing it read (`Mesh.references`)."""
     path = Path(path)
     _check_format(path, "mesh format", {"stage": "mesh", "path": str(path), "element": element})
     with timed("meshes"):
         stat_key = _stat_key(path)
         known = store._sha_by_stat.get(stat_key) if stat_key else None
-        cached = _cached(known) if known else None
-        if cached is not None:
+        mesh = _cached(known) if known else None
+        if mesh is None:
+            mesh = _read(path, root, element, stat_key)
+        else:
             inputs.record(path)
-            return cached
+        for reference in mesh.references:
+            inputs.record(path.parent / reference)
+        return mesh
+
+
+def _read(path: Path, root: Path | None, element: str | None, stat_key: tuple | None) -> Mesh:
+    """The mesh of a file read now: from the caches by its content, else parsed and checked."""
+    with inputs.noting() as read:
         data = read_mesh_bytes(path, element)
         sha = hashlib.sha256(data).hexdigest() + path.suffix.lower()
         if stat_key:
@@ -294,9 +305,7 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
         if cached is not None:
             return cached
         stored = _stored_arrays(sha)
-        if stored is not None:
-            vertices, faces, notes = stored
-        else:
+        if stored is None:
             check_triangles(data, path, element)
             if path.suffix.lower() in (".glb", ".gltf"):
                 _check_gltf_buffers(data, path, root, element)
@@ -307,14 +316,24 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
                 raise
             except Exception as exc:  # trimesh raises many kinds on bad input
                 raise _corrupt(path, f"{type(exc).__name__}: {exc}", element) from exc
-        if len(faces) == 0 or len(vertices) == 0:
-            raise _corrupt(path, "it holds no triangles", element)
-        if not np.all(np.isfinite(vertices)):
-            raise _corrupt(path, "it has NaN or infinite vertex coordinates", element)
-        if faces.min() < 0 or faces.max() >= len(vertices):
-            raise _corrupt(path, "faces refer to vertices that do not exist", element)
-        if stored is None:
-            _store_arrays(sha, vertices, faces, notes)
-        vertices.setflags(write=False)
-        faces.setflags(write=False)
-        return _store(Mesh(sha, vertices, faces, notes))
+    if stored is not None:
+        _check_arrays(stored, path, element)
+        return _store(stored)
+    # relative to the folder: a file with the same content elsewhere reads its own
+    folder, itself = os.path.abspath(path.parent), os.path.abspath(path)
+    references = tuple(sorted(os.path.relpath(p, folder) for p in read if p != itself))
+    mesh = Mesh(sha, vertices, faces, notes, references)
+    _check_arrays(mesh, path, element)
+    _store_arrays(mesh)
+    vertices.setflags(write=False)
+    faces.setflags(write=False)
+    return _store(mesh)
+
+
+def _check_arrays(mesh: Mesh, path: Path, element: str | None) -> None:
+    if len(mesh.faces) == 0 or len(mesh.vertices) == 0:
+        raise _corrupt(path, "it holds no triangles", element)
+    if not np.all(np.isfinite(mesh.vertices)):
+        raise _corrupt(path, "it has NaN or infinite vertex coordinates", element)
+    if mesh.faces.min() < 0 or mesh.faces.max() >= len(mesh.vertices):
+        raise _corrupt(path, "faces refer to vertices that do not exist", element)

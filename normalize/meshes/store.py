@@ -25,12 +25,15 @@ CACHE_BYTES = 256 * 1024 * 1024  # arrays kept in memory per process (the disk s
 
 @dataclass(frozen=True, eq=False)
 class Mesh:
-    """A loaded mesh: float64 vertices (n, 3), int faces (m, 3), file content hash."""
+    """A loaded mesh: float64 vertices (n, 3), int faces (m, 3), file content hash, and
+    `references`: the files parsing it read or looked for besides it (COLLADA textures, GLTF
+    buffers and images), relative to its folder, recorded again on every cache hit."""
 
     sha256: str
     vertices: np.ndarray
     faces: np.ndarray
     notes: tuple[tuple[str, str], ...] = ()
+    references: tuple[str, ...] = ()
 
     def changes(self, element: str | None = None) -> list[Change]:
         """The notes taken while reading the file, as recorded changes."""
@@ -98,7 +101,7 @@ def clear_cache() -> None:
         _cache_bytes = 0
 
 
-DISK_FORMAT = 2
+DISK_FORMAT = 3
 _DIGEST_BYTES = 32
 _disk: Path | None = None  # where parsed meshes and mass properties are stored, if anywhere
 
@@ -164,9 +167,9 @@ def _disk_write(path: Path | None, body: bytes) -> None:
             tmp.unlink()
 
 
-def _stored_arrays(sha: str) -> tuple[np.ndarray, np.ndarray, tuple] | None:
-    """A parsed mesh from the disk store: a JSON line (counts and notes), then the vertices
-    (float64) and faces (int64), little-endian."""
+def _stored_arrays(sha: str) -> Mesh | None:
+    """A parsed mesh from the disk store: a JSON line (counts, notes and references), then the
+    vertices (float64) and faces (int64), little-endian."""
     body = _disk_read(_disk_path(sha, ".arrays"))
     if body is None:
         return None
@@ -178,18 +181,24 @@ def _stored_arrays(sha: str) -> tuple[np.ndarray, np.ndarray, tuple] | None:
         return None
     vertices = np.frombuffer(data, dtype="<f8", count=n_vertices * 3).reshape(-1, 3)
     faces = np.frombuffer(data, dtype="<i8", offset=split).reshape(-1, 3)
-    return vertices, faces, tuple(tuple(note) for note in stored["notes"])
+    notes = tuple(tuple(note) for note in stored["notes"])
+    return Mesh(sha, vertices, faces, notes, tuple(stored["references"]))
 
 
-def _store_arrays(sha: str, vertices: np.ndarray, faces: np.ndarray, notes: tuple) -> None:
-    path = _disk_path(sha, ".arrays")
+def _store_arrays(mesh: Mesh) -> None:
+    path = _disk_path(mesh.sha256, ".arrays")
     if path is not None:
-        header = json.dumps({"vertices": len(vertices), "faces": len(faces), "notes": notes})
+        header = {
+            "vertices": len(mesh.vertices),
+            "faces": len(mesh.faces),
+            "notes": mesh.notes,
+            "references": mesh.references,
+        }
         body = b"".join(
             [
-                header.encode() + b"\n",
-                np.ascontiguousarray(vertices, dtype="<f8").tobytes(),
-                np.ascontiguousarray(faces, dtype="<i8").tobytes(),
+                json.dumps(header).encode() + b"\n",
+                np.ascontiguousarray(mesh.vertices, dtype="<f8").tobytes(),
+                np.ascontiguousarray(mesh.faces, dtype="<i8").tobytes(),
             ]
         )
         _disk_write(path, body)

@@ -1,0 +1,97 @@
+"""A mesh served from the in-process cache or the disk store records the same inputs as a
+parse: the mesh file and the files parsing it read (COLLADA textures, GLTF buffers), so an
+object's recorded source files never depend on what the process computed before."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import trimesh
+from test_normalize_faithful import URDF, collada
+
+from normalize import inputs, meshes
+from normalize.adapters import discover
+from normalize.run import normalize_candidate
+from normalize.sources import SourceConfig
+
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00"
+    b"\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7"
+    b"\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82"
+)
+
+
+@pytest.fixture()
+def library(tmp_path):
+    """An object whose COLLADA mesh names a texture in a sibling folder."""
+    root = tmp_path / "lib"
+    (root / "meshes").mkdir(parents=True)
+    (root / "textures").mkdir()
+    (root / "r.urdf").write_text(URDF.format(mesh="meshes/cube.dae"), encoding="utf-8")
+    (root / "meshes" / "cube.dae").write_text(collada(bumpmap="../textures/t.png"))
+    (root / "textures" / "t.png").write_bytes(PNG)
+    meshes.clear_cache()
+    yield root
+    meshes.clear_cache()
+
+
+def _recorded(path, root) -> set[str]:
+    with inputs.recording() as recorded:
+        meshes.load_mesh(path, root=root)
+    return set(recorded)
+
+
+def test_a_cached_collada_records_its_texture_again(library):
+    dae = library / "meshes" / "cube.dae"
+    first = _recorded(dae, library)
+    assert first == {str(dae), str(library / "textures" / "t.png")}
+    assert _recorded(dae, library) == first  # the same file: a hit by its status
+
+
+def test_the_same_content_elsewhere_records_its_own_texture(library):
+    _recorded(library / "meshes" / "cube.dae", library)
+    other = library / "other" / "deeper"
+    other.mkdir(parents=True)
+    shutil.copyfile(library / "meshes" / "cube.dae", other / "cube.dae")
+    assert _recorded(other / "cube.dae", library) == {
+        str(other / "cube.dae"),
+        str(library / "other" / "textures" / "t.png"),  # looked for, though missing
+    }
+
+
+def test_a_mesh_from_the_disk_store_records_its_texture(library, tmp_path, monkeypatch):
+    dae = library / "meshes" / "cube.dae"
+    with meshes.disk_cache(tmp_path / "store"):
+        first = _recorded(dae, library)
+        meshes.clear_cache()  # a new worker process, a later build
+        monkeypatch.setattr(meshes.loading, "_parse", _refuse)
+        assert _recorded(dae, library) == first
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("parsed although the disk store holds it")
+
+
+def test_a_cached_gltf_records_its_buffer(tmp_path):
+    exported = trimesh.creation.box().export(file_type="gltf")
+    for name, data in exported.items():
+        (tmp_path / name).write_bytes(data)
+    gltf = tmp_path / "model.gltf"
+    meshes.clear_cache()
+    first = _recorded(gltf, tmp_path)
+    assert any(p.endswith(".bin") for p in first)
+    assert _recorded(gltf, tmp_path) == first
+    meshes.clear_cache()
+
+
+def test_normalizing_twice_in_one_process_records_the_same_files(library, tmp_path):
+    source = SourceConfig(name="lib", format="urdf", path=library, license="x")
+    (candidate,) = discover(source)
+    runs = []
+    for out in ("out1", "out2"):
+        with inputs.recording() as recorded:
+            normalize_candidate(candidate, tmp_path / out)
+        runs.append({p for p in recorded if not p.startswith(str(tmp_path / out))})
+    assert str(library / "textures" / "t.png") in runs[0]
+    assert runs[1] == runs[0]
