@@ -95,3 +95,28 @@ def test_normalizing_twice_in_one_process_records_the_same_files(library, tmp_pa
         runs.append({p for p in recorded if not p.startswith(str(tmp_path / out))})
     assert str(library / "textures" / "t.png") in runs[0]
     assert runs[1] == runs[0]
+
+
+def _missing(path, root) -> list[str]:
+    return [m for code, m in meshes.load_mesh(path, root=root).notes if code == "texture.missing"]
+
+
+def test_a_texture_added_or_removed_is_seen_by_a_cached_mesh(library, tmp_path):
+    dae, texture = library / "meshes" / "cube.dae", library / "textures" / "t.png"
+    with meshes.disk_cache(tmp_path / "store"):
+        assert _missing(dae, library) == []
+        texture.unlink()
+        (missing,) = _missing(dae, library)  # the same file: a hit by its status
+        assert "texture ../textures/t.png does not exist" in missing
+        meshes.clear_cache()
+        assert len(_missing(dae, library)) == 1  # from the disk store
+        texture.write_bytes(PNG)
+        assert _missing(dae, library) == []
+
+
+def test_the_same_content_elsewhere_notes_its_own_missing_texture(library):
+    assert _missing(library / "meshes" / "cube.dae", library) == []
+    other = library / "other" / "deeper"  # ../textures/t.png is not there
+    other.mkdir(parents=True)
+    shutil.copyfile(library / "meshes" / "cube.dae", other / "cube.dae")
+    assert len(_missing(other / "cube.dae", library)) == 1

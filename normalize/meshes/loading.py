@@ -3,6 +3,7 @@ textures, what trimesh logs kept as notes, and `load_mesh`."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import logging
@@ -167,30 +168,40 @@ class _TextureMissing(Exception):
 
 class _ColladaTextures(_ConfinedResolver):
     """Answers trimesh's texture requests for a COLLADA file without reading images: a texture
-    that exists inside the root is not needed (`_TextureNotRead`); one that does not is noted
-    in `missing` (`texture.missing`). trimesh catches both and carries on."""
-
-    def __init__(self, path: Path, root: Path):
-        super().__init__(path, root)
-        self.missing: list[str] = []
+    that exists inside the root is not needed (`_TextureNotRead`); one that does not is
+    `_TextureMissing`. trimesh catches both and carries on. Each is recorded, so it becomes one
+    of the mesh's `references` (`_texture_notes` looks for them on every load)."""
 
     def get(self, name):
         target = self.path.parent / name
         inputs.record(target)
         if is_inside(target, self.root) and target.is_file():
             raise _TextureNotRead(name)
-        self.missing.append(name)
         raise _TextureMissing(name)
 
-    def notes(self) -> list[tuple[str, str]]:
-        return [
-            (
-                "texture.missing",
-                f"{self.path.name}: texture {name} does not exist inside the source root; the "
-                "material loses it",
-            )
-            for name in dict.fromkeys(self.missing)
-        ]
+
+def _confinement(path: Path, root: Path | None) -> Path:
+    """Where the files a mesh names must be: the source root, or the mesh's folder for a mesh
+    outside it (one that came through a trusted package root)."""
+    return root if root is not None and is_inside(path, root) else path.parent
+
+
+def _texture_notes(path: Path, root: Path | None, mesh: Mesh) -> tuple[tuple[str, str], ...]:
+    """`texture.missing` for each texture a COLLADA file names that does not exist inside the
+    source root, looked for now: a mesh cached by content may lie beside other files, and a
+    texture may have been added or removed since it was parsed."""
+    confined_to = _confinement(path, root)
+    return tuple(
+        (
+            "texture.missing",
+            f"{path.name}: texture {Path(reference).as_posix()} does not exist inside the source "
+            "root; the material loses it",
+        )
+        for reference in mesh.references
+        if not (
+            is_inside(path.parent / reference, confined_to) and (path.parent / reference).is_file()
+        )
+    )
 
 
 def _obj_arrays(data: bytes) -> list[tuple[np.ndarray, np.ndarray]] | None:
@@ -247,20 +258,16 @@ def _parse(
     kwargs: dict = {"file_type": suffix[1:], "process": False}
     if suffix in (".obj", ".glb", ".gltf"):
         kwargs["skip_materials"] = True
-    textures = None
-    resolver_root = root if root is not None and is_inside(path, root) else path.parent
-    if suffix == ".gltf":  # a mesh outside `root` came through a trusted package root
-        kwargs["resolver"] = _ConfinedResolver(path, resolver_root)
+    if suffix == ".gltf":
+        kwargs["resolver"] = _ConfinedResolver(path, _confinement(path, root))
     elif suffix == ".dae":
-        kwargs["resolver"] = textures = _ColladaTextures(path, resolver_root)
+        kwargs["resolver"] = _ColladaTextures(path, _confinement(path, root))
     meter, notes = _collada_units(data, path, element) if suffix == ".dae" else (1.0, [])
     with _library_log.capture() as records:
         meshes = _obj_arrays(data) if suffix == ".obj" else None
         if meshes is None:
             scene = trimesh.load_scene(io.BytesIO(data), **kwargs)
             meshes = [(g.vertices, g.faces) for g in scene.dump() if isinstance(g, trimesh.Trimesh)]
-    if textures is not None:
-        notes += textures.notes()
     notes = tuple(notes + _log_notes(records, path))
     if not meshes:
         return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), notes
@@ -291,6 +298,10 @@ def load_mesh(path: Path, *, root: Path | None = None, element: str | None = Non
             inputs.record(path)
         for reference in mesh.references:
             inputs.record(path.parent / reference)
+        if path.suffix.lower() == ".dae":
+            missing = _texture_notes(path, root, mesh)
+            if missing:
+                mesh = dataclasses.replace(mesh, notes=mesh.notes + missing)
         return mesh
 
 
