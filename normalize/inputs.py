@@ -35,29 +35,25 @@ class Recorded(set):
 
 
 _active: ContextVar[Recorded | None] = ContextVar("arena_recorded_inputs", default=None)
-_noting: ContextVar[tuple[set[str], ...]] = ContextVar("arena_noted_inputs", default=())
+_noting: ContextVar[tuple[Recorded, ...]] = ContextVar("arena_noted_inputs", default=())
 
 
 def record(path: str | os.PathLike) -> None:
     """Note that the current object depends on `path` (absolute)."""
     path = os.path.abspath(path)
-    for noted in _noting.get():
-        noted.add(path)
-    inputs = _active.get()
-    if inputs is not None:
-        inputs.add(path)
+    for inputs in (*_noting.get(), _active.get()):
+        if inputs is not None:
+            inputs.add(path)
 
 
 def record_read(path: str | os.PathLike, digest: str) -> None:
     """Note that the current object read `path` and what the bytes it read hash to."""
     path = os.path.abspath(path)
-    for noted in _noting.get():
-        noted.add(path)
-    inputs = _active.get()
-    if inputs is not None:
-        inputs.add(path)
-        known = inputs.digests.get(path, digest)
-        inputs.digests[path] = digest if known == digest else None
+    for inputs in (*_noting.get(), _active.get()):
+        if inputs is not None:
+            inputs.add(path)
+            known = inputs.digests.get(path, digest)
+            inputs.digests[path] = digest if known == digest else None
 
 
 def active() -> bool:
@@ -78,10 +74,10 @@ def recording() -> Iterator[Recorded]:
 
 
 @contextlib.contextmanager
-def noting() -> Iterator[set[str]]:
-    """Also collect the absolute paths recorded inside the block into the yielded set (they go
-    on to the active `recording()` block, if any)."""
-    noted: set[str] = set()
+def noting() -> Iterator[Recorded]:
+    """Also collect what is recorded inside the block into the yielded set (it goes on to the
+    active `recording()` block, if any)."""
+    noted = Recorded()
     token = _noting.set((*_noting.get(), noted))
     try:
         yield noted

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 
+import numpy as np
 import pytest
 import trimesh
 from test_normalize_faithful import URDF, collada
@@ -120,3 +121,18 @@ def test_the_same_content_elsewhere_notes_its_own_missing_texture(library):
     other.mkdir(parents=True)
     shutil.copyfile(library / "meshes" / "cube.dae", other / "cube.dae")
     assert len(_missing(other / "cube.dae", library)) == 1
+
+
+def test_a_gltf_buffer_edited_gives_the_new_geometry(tmp_path):
+    for name, data in trimesh.creation.box().export(file_type="gltf").items():
+        (tmp_path / name).write_bytes(data)
+    gltf = tmp_path / "model.gltf"
+    meshes.clear_cache()
+    first = meshes.load_mesh(gltf, root=tmp_path)
+    doubled = trimesh.creation.box(extents=(2.0, 2.0, 2.0)).export(file_type="gltf")
+    for name in ("gltf_buffer_0.bin", "gltf_buffer_1.bin"):  # model.gltf itself is unchanged
+        (tmp_path / name).write_bytes(doubled[name])
+    again = meshes.load_mesh(gltf, root=tmp_path)
+    assert np.allclose(again.vertices, 2 * first.vertices)
+    assert again.sha256 != first.sha256  # what mass properties and other caches are keyed on
+    meshes.clear_cache()

@@ -26,7 +26,12 @@ cache folder): worker processes share them, and a later build or release reuses 
 the object cache is invalidated by a code change. The store is keyed by this package's code and
 the trimesh version too; every entry ends with its own SHA-256, and an entry that fails it is
 deleted and recomputed, never trusted. GLTF files are not stored (their buffers live in other
-files).
+files); a GLTF or GLB mesh that read other files (buffers, images) is not cached in the process
+either, and its `sha256` covers those files' content, so caches keyed on it stay right.
+
+A cached mesh records the same inputs as a parse (`normalize.inputs`): the files its parse read
+or looked for (`Mesh.references`: COLLADA textures, GLTF buffers and images) are recorded again
+on every hit, and a COLLADA texture's `texture.missing` is looked for on every load.
 
 The modules, each importing only those before it:
 

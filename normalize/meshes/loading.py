@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
+import json
 import logging
 import math
 import os
@@ -333,11 +334,17 @@ def _read(path: Path, root: Path | None, element: str | None, stat_key: tuple | 
     # relative to the folder: a file with the same content elsewhere reads its own
     folder, itself = os.path.abspath(path.parent), os.path.abspath(path)
     references = tuple(sorted(os.path.relpath(p, folder) for p in read if p != itself))
+    kept = not (references and path.suffix.lower() in (".glb", ".gltf"))
+    if not kept:  # its buffers and images count too: identified by them, never cached
+        digests = [sha] + [(r, read.digests.get(os.path.join(folder, r))) for r in references]
+        sha = hashlib.sha256(json.dumps(digests).encode()).hexdigest() + path.suffix.lower()
     mesh = Mesh(sha, vertices, faces, notes, references)
     _check_arrays(mesh, path, element)
-    _store_arrays(mesh)
     vertices.setflags(write=False)
     faces.setflags(write=False)
+    if not kept:
+        return mesh
+    _store_arrays(mesh)
     return _store(mesh)
 
 
