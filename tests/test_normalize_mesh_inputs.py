@@ -4,9 +4,11 @@ object's recorded source files never depend on what the process computed before.
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import trimesh
 from test_normalize_faithful import URDF, collada
@@ -136,3 +138,15 @@ def test_a_gltf_buffer_edited_gives_the_new_geometry(tmp_path):
     assert np.allclose(again.vertices, 2 * first.vertices)
     assert again.sha256 != first.sha256  # what mass properties and other caches are keyed on
     meshes.clear_cache()
+
+
+@pytest.mark.slow  # two builds
+def test_two_builds_in_one_process_give_the_same_release(builds, library, tmp_path):
+    source = SourceConfig(name="lib", format="urdf", path=library, license="CC0-1.0")
+    hashes, rows = [], []
+    for out in (tmp_path / "release1", tmp_path / "release2"):  # no cache: both compute
+        builds.release([source], out)
+        hashes.append(json.loads((out / "release.json").read_text())["content_hash"])
+        rows.append(pq.read_table(out / "manifest" / "source_files.parquet").to_pylist())
+    assert any(r["path"].endswith("textures/t.png") for r in rows[0])
+    assert rows[1] == rows[0] and hashes[1] == hashes[0]
