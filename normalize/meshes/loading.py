@@ -336,7 +336,8 @@ def _read(path: Path, root: Path | None, element: str | None, stat_key: tuple | 
     references = tuple(sorted(os.path.relpath(p, folder) for p in read if p != itself))
     kept = not (references and path.suffix.lower() in (".glb", ".gltf"))
     if not kept:  # its buffers and images count too: identified by them, never cached
-        digests = [sha] + [(r, read.digests.get(os.path.join(folder, r))) for r in references]
+        others = sorted(p for p in read if p != itself)
+        digests = [sha] + [(os.path.relpath(p, folder), read.digests.get(p)) for p in others]
         sha = hashlib.sha256(json.dumps(digests).encode()).hexdigest() + path.suffix.lower()
     mesh = Mesh(sha, vertices, faces, notes, references)
     _check_arrays(mesh, path, element)
