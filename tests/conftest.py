@@ -215,9 +215,26 @@ def prefect_harness():
         yield
 
 
+@pytest.fixture(scope="session")
+def prefect_api_url(prefect_harness) -> str:
+    """The address of the session's Prefect API, for `arena build` subprocesses that need not
+    start a temporary server of their own (PREFECT_API_URL in their environment)."""
+    from prefect.settings import PREFECT_API_URL
+
+    return PREFECT_API_URL.value()
+
+
 def pytest_collection_modifyitems(items):
     """Mark every test that reads the shared corpus `corpus`, so that `make test-fast` can leave
-    them out with the slow ones."""
+    them out with the slow ones; then put the modules with slow or corpus tests first.
+    `make test` hands whole modules to its processes (`--dist loadscope`: a module's fixtures
+    are built once), so the long modules start first and the short ones fill in at the end."""
     for item in items:
         if "corpus" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.corpus)
+    heavy = {
+        item.module.__name__
+        for item in items
+        if item.get_closest_marker("slow") or item.get_closest_marker("corpus")
+    }
+    items.sort(key=lambda item: item.module.__name__ not in heavy)

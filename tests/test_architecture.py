@@ -201,11 +201,18 @@ def test_no_stage_package_imports_prefect():
 
 
 @pytest.mark.slow
-def test_a_local_build_never_imports_prefect(sample_library, tmp_path):
+def test_a_local_build_never_imports_prefect(tmp_path):
+    for i in range(3):
+        (tmp_path / "doors" / f"door_{i}").mkdir(parents=True)
+        (tmp_path / "doors" / f"door_{i}" / "cabinet.urdf").write_text(door_urdf(upper=1.0 + i))
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        f"sources:\n  - {{name: doors, format: urdf, path: {tmp_path / 'doors'}, license: t}}\n"
+    )
     code = (
         "import sys\n"
         "from flows.cli import app\n"
-        f"try:\n    app(['build', '--sources', {str(sample_library / 'sources.yaml')!r}, "
+        f"try:\n    app(['build', '--sources', {str(sources)!r}, "
         f"'--out', {str(tmp_path / 'rel')!r}, '--runner', 'local', '--no-cache', "
         "'--workers', '1'])\n"
         "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"

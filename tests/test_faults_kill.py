@@ -1,4 +1,4 @@
-"""Kill and resume: `arena build` subprocesses over a 200-object generated library are killed
+"""Kill and resume: `arena build` subprocesses over an 80-object generated library are killed
 with SIGKILL during discovery, mid-batches and during assembly and publishing, then rerun. The
 final release equals an uninterrupted build (same content hash), nothing half-written is ever
 visible at --out (an earlier release stays whole), staging folders of killed builds are removed
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 ARENA = Path(sys.executable).parent / "arena"
 PAUSING_BUILD = Path(__file__).with_name("pausing_build.py")
-N_OBJECTS = 200
+N_OBJECTS = 80
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def _with_ctrl_c_as_a_terminal_gives_it() -> None:
 class Build:
     """One `arena build` subprocess, its combined output in a log file."""
 
-    def __init__(self, library, out, cache, *, pause=None, runner="local"):
+    def __init__(self, library, out, cache, *, pause=None, runner="local", api=None):
         self.log = out.parent / f"build-{time.monotonic_ns()}.log"
         launcher = [sys.executable, str(PAUSING_BUILD), pause] if pause else [str(ARENA)]
         command = [
@@ -84,9 +84,11 @@ class Build:
             "kill",
             "--replace",  # the rebuilds below replace the release at --out
         ]
+        env = {**os.environ, "PREFECT_API_URL": api} if api else None
         with open(self.log, "wb") as log:  # a session of its own, as a terminal gives it
             self.process = subprocess.Popen(
                 command,
+                env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -218,21 +220,22 @@ def test_killed_prefect_build_resumes(library, reference, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("sig", "code", "runner"),
+    ("sig", "code", "runner", "server"),
     [
-        (signal.SIGINT, 130, "process"),
-        (signal.SIGTERM, 143, "process"),
-        (signal.SIGINT, 130, "local"),
+        (signal.SIGINT, 130, "process", "temporary"),
+        (signal.SIGTERM, 143, "process", "session"),  # PREFECT_API_URL: the session's API
+        (signal.SIGINT, 130, "local", None),
     ],
 )
 def test_an_interrupted_build_says_so_in_one_line_and_leaves_nothing_beside_out(
-    library, reference_release, reference, tmp_path, sig, code, runner
+    library, reference_release, reference, tmp_path, sig, code, runner, server, request
 ):
     out, cache = tmp_path / "release", tmp_path / "cache"
     shutil.copytree(reference_release, out)  # an earlier release at --out
     earlier = (out / "release.json").read_bytes()
 
-    build = Build(library, out, cache, runner=runner)  # --replace: the earlier release stays
+    api = request.getfixturevalue("prefect_api_url") if server == "session" else None
+    build = Build(library, out, cache, runner=runner, api=api)  # --replace: the earlier stays
     build.wait_for(lambda: entries(cache) >= 20)
     build.interrupt(sig)
     assert build.process.wait(60) == code
@@ -248,6 +251,6 @@ def test_an_interrupted_build_says_so_in_one_line_and_leaves_nothing_beside_out(
     assert siblings(out) == [], "no staging folder and no lock left beside --out"
     assert (out / "release.json").read_bytes() == earlier
 
-    resumed = Build(library, out, cache, runner=runner).finish()
+    resumed = Build(library, out, cache, runner=runner, api=api).finish()
     assert reused(resumed) >= 20
     assert content_hash(out) == reference

@@ -2,7 +2,8 @@
 rejected as `io.error`): `--out` and the cache on a real small file system (a tmpfs mounted for
 the test, which needs root: CI runs as root, elsewhere the test is skipped), filled during the
 build. The build exits 4 with one line, publishes nothing and caches no object as rejected: the
-same command on a larger file system then accepts every object."""
+same command on a larger file system then accepts every object. The Prefect builds use the
+session's Prefect API (a temporary server's start is not what these tests are about)."""
 
 from __future__ import annotations
 
@@ -34,16 +35,19 @@ def small_disk(tmp_path, request):
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def _build(sources: Path, disk: Path, runner: str) -> subprocess.CompletedProcess:
+def _build(sources: Path, disk: Path, runner: str, api: str | None) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "flows.cli", "build", "--sources", str(sources)]
     command += ["--out", str(disk / "release"), "--cache-dir", str(disk / "cache")]
     command += ["--runner", runner, "--workers", "2", "--version", "disk"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "MUJOCO_GL": "disable"}
+    if api:
+        env["PREFECT_API_URL"] = api
     return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, env=env)
 
 
 @pytest.mark.parametrize("runner", ["local", "process"])
-def test_a_full_disk_stops_the_build_and_publishes_nothing(tmp_path, small_disk, runner):
+def test_a_full_disk_stops_the_build_and_publishes_nothing(tmp_path, small_disk, runner, request):
+    api = request.getfixturevalue("prefect_api_url") if runner == "process" else None
     for i in range(12):
         write(tmp_path / "lib" / f"door_{i}", {"cabinet.urdf": door_urdf(upper=1.0 + i / 20)})
     sources = tmp_path / "sources.yaml"
@@ -51,7 +55,7 @@ def test_a_full_disk_stops_the_build_and_publishes_nothing(tmp_path, small_disk,
         f"sources:\n  - {{name: doors, format: urdf, path: {tmp_path / 'lib'}, license: t}}\n",
         encoding="utf-8",
     )
-    full = _build(sources, small_disk, runner)
+    full = _build(sources, small_disk, runner, api)
     assert full.returncode == 4, full.stderr
     said = [line for line in full.stderr.splitlines() if "disk full" in line]
     assert said == [full.stderr.splitlines()[-1]], full.stderr  # one line, the last
@@ -62,7 +66,7 @@ def test_a_full_disk_stops_the_build_and_publishes_nothing(tmp_path, small_disk,
     assert [p.name for p in small_disk.iterdir() if p.name.startswith(".release")] == []
 
     subprocess.run(["mount", "-o", "remount,size=256m", str(small_disk)], check=True)
-    again = _build(sources, small_disk, runner)
+    again = _build(sources, small_disk, runner, api)
     assert again.returncode == 0, again.stderr
     objects = pq.read_table(small_disk / "release" / "manifest" / "objects.parquet")
     rejects = pq.read_table(small_disk / "release" / "manifest" / "rejects.parquet")
