@@ -36,13 +36,27 @@ async def forget_prefect_services() -> int:
     return running
 
 
+def served_dashboard(link: str | None) -> str | None:
+    """`link` if a dashboard answers there. A scheduler started with `--no-dashboard` still
+    lists the service, so its link is tried before it is printed."""
+    import httpx
+
+    if not link:
+        return None
+    try:
+        return link if httpx.get(link, timeout=2).status_code < 400 else None
+    except httpx.HTTPError:
+        return None
+
+
 def ready_cluster(client) -> None:
     """On the existing cluster `client` is connected to: stop stale Prefect services on every
     worker and print the cluster's workers and dashboard."""
     workers = client.run(forget_prefect_services)
+    link = served_dashboard(client.dashboard_link)
     print(
         f"arena build: Dask cluster {client.scheduler.address}, {len(workers)} workers; dashboard "
-        f"{client.dashboard_link or '(none: the scheduler serves no dashboard)'}",
+        f"{link or '(none: the scheduler serves no dashboard)'}",
         file=sys.stderr,
         flush=True,
     )

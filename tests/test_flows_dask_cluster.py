@@ -7,11 +7,13 @@ clear message after which a rerun finishes it from the cache."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -86,7 +88,8 @@ def test_three_builds_in_a_row_on_one_cluster(cluster, sample_library, sample_re
         build = arena_build(sample_library, tmp_path / f"release{k}", cluster)
         output, _ = build.communicate(timeout=600)
         assert build.returncode == 0, f"build {k} failed:\n{output}"
-        assert f"Dask cluster {cluster}, 2 workers" in output
+        said = f"Dask cluster {cluster}, 2 workers; dashboard (none: the scheduler serves no "
+        assert said in output, output  # started with --no-dashboard: no link that answers
         assert content_hash(tmp_path / f"release{k}") == content_hash(sample_release)
 
 
@@ -109,3 +112,24 @@ def test_a_killed_dask_worker_loses_nothing(cluster, sample_library, sample_rele
         output, _ = rerun.communicate(timeout=600)
         assert rerun.returncode == 0, output
     assert content_hash(out) == content_hash(sample_release)
+
+
+class Answering(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+
+
+def test_a_dashboard_link_is_printed_only_where_a_dashboard_answers():
+    from flows.dask import served_dashboard
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Answering)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        answering = f"http://127.0.0.1:{server.server_port}/status"
+        assert served_dashboard(answering) == answering
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert served_dashboard(answering) is None  # nothing listens there any more
+    assert served_dashboard(None) is None
