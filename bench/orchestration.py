@@ -92,6 +92,7 @@ def child(args: argparse.Namespace) -> None:
         "task_run_s": task_s,
         "objects": result.info["counts"]["discovered"],
         "content_hash": result.content_hash,
+        "cpu_by_process_s": cpu_by_process(),
     }
     args.report.write_text(json.dumps(report), encoding="utf-8")
 
@@ -118,6 +119,31 @@ def task_run_seconds(since) -> dict:
                 break
             offset += 200
     return {"batches": batches, "assemble": assemble}
+
+
+def cpu_by_process() -> dict:
+    """CPU seconds so far of this build's processes by role: this process (the flows, Prefect's
+    engine and client), the worker processes, Prefect's temporary server, the rest (watchdogs,
+    children already ended)."""
+    import psutil
+
+    this = psutil.Process()
+    roles = {"build": sum(this.cpu_times()[:2]), "workers": 0.0, "server": 0.0, "other": 0.0}
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    roles["other"] += ended.ru_utime + ended.ru_stime
+    for p in this.children(recursive=True):
+        try:
+            command = " ".join(p.cmdline())
+            times = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        role = "other"
+        if "multiprocessing" in command:
+            role = "workers"
+        elif "prefect.server" in command:
+            role = "server"
+        roles[role] += times.user + times.system
+    return {k: round(v, 3) for k, v in roles.items()}
 
 
 def tree_cpu(pids: list[int]) -> float:
@@ -267,16 +293,21 @@ def library_sources(name: str, work: Path, generated: int) -> Path:
     return root / "sources.yaml"
 
 
-def summarize(rounds: list[dict[str, dict]], workers: int) -> dict:
+def summarize(rounds: list[dict[str, dict]], workers: int, runners: list[str]) -> dict:
     """Medians per runner, paired ratios to the local build, Prefect's CPU share."""
     figures = ("wall_s", "cpu_s", "server_cpu_s", "stage_cpu_s", "serial_s", "prefect_wait_s")
     figures += ("assemble_s", "load_average_1min")
     medians = {
         runner: {k: round(statistics.median(r[runner][k] for r in rounds), 3) for k in figures}
-        for runner in RUNNERS
+        for runner in runners
     }
+    for runner in runners:
+        medians[runner]["cpu_by_process_s"] = {
+            role: round(statistics.median(r[runner]["cpu_by_process_s"][role] for r in rounds), 3)
+            for role in rounds[0][runner]["cpu_by_process_s"]
+        }
     paired = {}
-    for runner in RUNNERS[1:]:
+    for runner in runners[1:]:
         paired[runner] = {
             "wall_over_local": round(
                 statistics.median(r[runner]["wall_s"] / r["local"]["wall_s"] for r in rounds), 3
@@ -294,7 +325,7 @@ def summarize(rounds: list[dict[str, dict]], workers: int) -> dict:
                 3,
             ),
         }
-    hashes = {r[runner]["content_hash"] for r in rounds for runner in RUNNERS}
+    hashes = {r[runner]["content_hash"] for r in rounds for runner in runners}
     process = medians["process"]
     n = rounds[0]["local"]["objects"]
     return {
@@ -335,6 +366,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--servers", nargs="+", default=["temporary", "existing"])
+    parser.add_argument(
+        "--runners",
+        nargs="+",
+        default=list(RUNNERS[1:]),
+        choices=RUNNERS[1:],
+        help="the runners compared with --runner local (which always runs)",
+    )
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     for hidden in ("--sources", "--out", "--cache", "--report"):
@@ -354,11 +392,12 @@ def main() -> None:
     # ran before (the first start migrates it: seconds that no build of a user pays twice)
     start = "from flows.server import PrefectServer; PrefectServer.start().wait()"
     subprocess.run([sys.executable, "-c", start], check=True, cwd=REPO)
+    runners = ["local", *args.runners]
     results = {}
     try:
         for name in args.libraries:
             sources = library_sources(name, work, args.generated)
-            cluster = Cluster(work, args.workers)
+            cluster = Cluster(work, args.workers) if "dask_existing" in runners else None
             results[name] = {}
             try:
                 for kind in args.servers:
@@ -367,7 +406,7 @@ def main() -> None:
                     try:
                         for i in range(args.rounds):
                             runs = {}
-                            for runner in RUNNERS:
+                            for runner in runners:
                                 on = server if runner != "local" else None
                                 runs[runner] = build(
                                     sources, work, runner, args.workers, cluster, on
@@ -384,11 +423,12 @@ def main() -> None:
                         if server:
                             server.stop()
                     results[name][f"{kind}_server"] = {
-                        **summarize(rounds, args.workers),
+                        **summarize(rounds, args.workers, runners),
                         "rounds": rounds,
                     }
             finally:
-                cluster.stop()
+                if cluster:
+                    cluster.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if "temporary_server" in results.get("generated", {}):
