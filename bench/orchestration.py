@@ -21,8 +21,12 @@ processes' CPU during the build), the load average at its start, the objects' st
 the task runs' seconds as Prefect recorded them (batch tasks and the assembly) and the serial
 part (discovery, the wait for the server, the assembly). Ratios to the local build are taken
 per round, then their median; Prefect's CPU share of a build is 1 - local CPU / its CPU, per
-round. The 20,000-object projection on 16 workers takes the generated library's serial seconds
-times 20,000 / N and its stage CPU seconds / 16. Writes bench/results/orchestration.json.
+round, and, by process (`cpu_by_process_s`: the build process, its worker processes, Prefect's
+temporary server, the rest), its server's CPU and its build process's CPU beyond the local
+build's over its CPU (`prefect_cpu_share_by_process`; for the process runner, whose worker
+processes run no Prefect). `--runners` picks the runners compared with the local build. The
+20,000-object projection on 16 workers takes the generated library's serial seconds times
+20,000 / N and its stage CPU seconds / 16. Writes bench/results/orchestration.json.
 """
 
 from __future__ import annotations
@@ -318,6 +322,9 @@ def summarize(rounds: list[dict[str, dict]], workers: int, runners: list[str]) -
             "prefect_cpu_share": round(
                 statistics.median(1 - r["local"]["cpu_s"] / r[runner]["cpu_s"] for r in rounds), 3
             ),
+            "prefect_cpu_share_by_process": round(
+                statistics.median(prefect_share_by_process(r, runner) for r in rounds), 3
+            ),
             "task_runs_over_stage_seconds": round(
                 statistics.median(
                     r[runner]["task_run_s"]["batches"] / r[runner]["stage_cpu_s"] for r in rounds
@@ -340,6 +347,17 @@ def summarize(rounds: list[dict[str, dict]], workers: int, runners: list[str]) -
         },
         "workers": workers,
     }
+
+
+def prefect_share_by_process(build_round: dict, runner: str) -> float:
+    """Prefect's CPU share of a build counted where Prefect runs: its server's process and the
+    build process's CPU beyond the local build's, over the build's CPU. Unlike 1 - local CPU /
+    its CPU, this leaves out the worker processes, whose hundreds of seconds vary by several
+    per cent with the machine's load (the same objects took 12 % more CPU in a busier round)."""
+    local = build_round["local"]["cpu_by_process_s"]
+    this = build_round[runner]["cpu_by_process_s"]
+    prefect = this["server"] + build_round[runner]["server_cpu_s"] + this["build"] - local["build"]
+    return prefect / build_round[runner]["cpu_s"]
 
 
 def projection(generated: dict) -> dict:
