@@ -76,7 +76,7 @@ SERVER_ENVIRONMENT = {
 #: Services a temporary server runs for nobody: it serves no UI and lives for one build, so no
 #: one reads its event feed (the event persister) or sets automations on it (the triggers).
 #: The runs, task runs (recorded from their events by the task run recorder, which stays),
-#: states, logs and artifacts are recorded as before. They cost about 20 ms of the server's CPU
+#: states, logs and artifacts are recorded as before. They cost about 8 ms of the server's CPU
 #: per task run (docs/performance.md, "Orchestration"). A value set in the environment wins.
 UNREAD_SERVICES_OFF = {
     "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED": "false",
