@@ -21,8 +21,12 @@ processes' CPU during the build), the load average at its start, the objects' st
 the task runs' seconds as Prefect recorded them (batch tasks and the assembly) and the serial
 part (discovery, the wait for the server, the assembly). Ratios to the local build are taken
 per round, then their median; Prefect's CPU share of a build is 1 - local CPU / its CPU, per
-round. The 20,000-object projection on 16 workers takes the generated library's serial seconds
-times 20,000 / N and its stage CPU seconds / 16. Writes bench/results/orchestration.json.
+round, and, by process (`cpu_by_process_s`: the build process, its worker processes, Prefect's
+temporary server, the rest), its server's CPU and its build process's CPU beyond the local
+build's over its CPU (`prefect_cpu_share_by_process`; for the process runner, whose worker
+processes run no Prefect). `--runners` picks the runners compared with the local build. The
+20,000-object projection on 16 workers takes the generated library's serial seconds times
+20,000 / N and its stage CPU seconds / 16. Writes bench/results/orchestration.json.
 """
 
 from __future__ import annotations
@@ -92,6 +96,7 @@ def child(args: argparse.Namespace) -> None:
         "task_run_s": task_s,
         "objects": result.info["counts"]["discovered"],
         "content_hash": result.content_hash,
+        "cpu_by_process_s": cpu_by_process(),
     }
     args.report.write_text(json.dumps(report), encoding="utf-8")
 
@@ -118,6 +123,31 @@ def task_run_seconds(since) -> dict:
                 break
             offset += 200
     return {"batches": batches, "assemble": assemble}
+
+
+def cpu_by_process() -> dict:
+    """CPU seconds so far of this build's processes by role: this process (the flows, Prefect's
+    engine and client), the worker processes, Prefect's temporary server, the rest (watchdogs,
+    children already ended)."""
+    import psutil
+
+    this = psutil.Process()
+    roles = {"build": sum(this.cpu_times()[:2]), "workers": 0.0, "server": 0.0, "other": 0.0}
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    roles["other"] += ended.ru_utime + ended.ru_stime
+    for p in this.children(recursive=True):
+        try:
+            command = " ".join(p.cmdline())
+            times = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        role = "other"
+        if "multiprocessing" in command:
+            role = "workers"
+        elif "prefect.server" in command:
+            role = "server"
+        roles[role] += times.user + times.system
+    return {k: round(v, 3) for k, v in roles.items()}
 
 
 def tree_cpu(pids: list[int]) -> float:
@@ -267,16 +297,21 @@ def library_sources(name: str, work: Path, generated: int) -> Path:
     return root / "sources.yaml"
 
 
-def summarize(rounds: list[dict[str, dict]], workers: int) -> dict:
+def summarize(rounds: list[dict[str, dict]], workers: int, runners: list[str]) -> dict:
     """Medians per runner, paired ratios to the local build, Prefect's CPU share."""
     figures = ("wall_s", "cpu_s", "server_cpu_s", "stage_cpu_s", "serial_s", "prefect_wait_s")
     figures += ("assemble_s", "load_average_1min")
     medians = {
         runner: {k: round(statistics.median(r[runner][k] for r in rounds), 3) for k in figures}
-        for runner in RUNNERS
+        for runner in runners
     }
+    for runner in runners:
+        medians[runner]["cpu_by_process_s"] = {
+            role: round(statistics.median(r[runner]["cpu_by_process_s"][role] for r in rounds), 3)
+            for role in rounds[0][runner]["cpu_by_process_s"]
+        }
     paired = {}
-    for runner in RUNNERS[1:]:
+    for runner in runners[1:]:
         paired[runner] = {
             "wall_over_local": round(
                 statistics.median(r[runner]["wall_s"] / r["local"]["wall_s"] for r in rounds), 3
@@ -287,6 +322,9 @@ def summarize(rounds: list[dict[str, dict]], workers: int) -> dict:
             "prefect_cpu_share": round(
                 statistics.median(1 - r["local"]["cpu_s"] / r[runner]["cpu_s"] for r in rounds), 3
             ),
+            "prefect_cpu_share_by_process": round(
+                statistics.median(prefect_share_by_process(r, runner) for r in rounds), 3
+            ),
             "task_runs_over_stage_seconds": round(
                 statistics.median(
                     r[runner]["task_run_s"]["batches"] / r[runner]["stage_cpu_s"] for r in rounds
@@ -294,7 +332,7 @@ def summarize(rounds: list[dict[str, dict]], workers: int) -> dict:
                 3,
             ),
         }
-    hashes = {r[runner]["content_hash"] for r in rounds for runner in RUNNERS}
+    hashes = {r[runner]["content_hash"] for r in rounds for runner in runners}
     process = medians["process"]
     n = rounds[0]["local"]["objects"]
     return {
@@ -309,6 +347,17 @@ def summarize(rounds: list[dict[str, dict]], workers: int) -> dict:
         },
         "workers": workers,
     }
+
+
+def prefect_share_by_process(build_round: dict, runner: str) -> float:
+    """Prefect's CPU share of a build counted where Prefect runs: its server's process and the
+    build process's CPU beyond the local build's, over the build's CPU. Unlike 1 - local CPU /
+    its CPU, this leaves out the worker processes, whose hundreds of seconds vary by several
+    per cent with the machine's load (the same objects took 12 % more CPU in a busier round)."""
+    local = build_round["local"]["cpu_by_process_s"]
+    this = build_round[runner]["cpu_by_process_s"]
+    prefect = this["server"] + build_round[runner]["server_cpu_s"] + this["build"] - local["build"]
+    return prefect / build_round[runner]["cpu_s"]
 
 
 def projection(generated: dict) -> dict:
@@ -335,6 +384,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--servers", nargs="+", default=["temporary", "existing"])
+    parser.add_argument(
+        "--runners",
+        nargs="+",
+        default=list(RUNNERS[1:]),
+        choices=RUNNERS[1:],
+        help="the runners compared with --runner local (which always runs)",
+    )
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     for hidden in ("--sources", "--out", "--cache", "--report"):
@@ -354,11 +410,12 @@ def main() -> None:
     # ran before (the first start migrates it: seconds that no build of a user pays twice)
     start = "from flows.server import PrefectServer; PrefectServer.start().wait()"
     subprocess.run([sys.executable, "-c", start], check=True, cwd=REPO)
+    runners = ["local", *args.runners]
     results = {}
     try:
         for name in args.libraries:
             sources = library_sources(name, work, args.generated)
-            cluster = Cluster(work, args.workers)
+            cluster = Cluster(work, args.workers) if "dask_existing" in runners else None
             results[name] = {}
             try:
                 for kind in args.servers:
@@ -367,7 +424,7 @@ def main() -> None:
                     try:
                         for i in range(args.rounds):
                             runs = {}
-                            for runner in RUNNERS:
+                            for runner in runners:
                                 on = server if runner != "local" else None
                                 runs[runner] = build(
                                     sources, work, runner, args.workers, cluster, on
@@ -384,11 +441,12 @@ def main() -> None:
                         if server:
                             server.stop()
                     results[name][f"{kind}_server"] = {
-                        **summarize(rounds, args.workers),
+                        **summarize(rounds, args.workers, runners),
                         "rounds": rounds,
                     }
             finally:
-                cluster.stop()
+                if cluster:
+                    cluster.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if "temporary_server" in results.get("generated", {}):

@@ -73,6 +73,15 @@ SERVER_ENVIRONMENT = {
     "PREFECT__SERVER_EPHEMERAL": "1",
     "PREFECT__SERVER_FINAL": "1",
 }
+#: Services a temporary server runs for nobody: it serves no UI and lives for one build, so no
+#: one reads its event feed (the event persister) or sets automations on it (the triggers).
+#: The runs, task runs (recorded from their events by the task run recorder, which stays),
+#: states, logs and artifacts are recorded as before. They cost about 8 ms of the server's CPU
+#: per task run (docs/performance.md, "Orchestration"). A value set in the environment wins.
+UNREAD_SERVICES_OFF = {
+    "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
+}
 SERVER_PORTS = range(8000, 9000)
 PORT_TAKEN = 3  # uvicorn's exit status when another process holds the port
 SERVER_MARKER = "prefect.server.api.server"
@@ -87,16 +96,9 @@ def _temporary_server() -> str:
 
     import httpx
     import prefect
-    from prefect.settings import (
-        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
-        get_current_settings,
-    )
+    from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
 
-    environment = {
-        **os.environ,
-        **SERVER_ENVIRONMENT,
-        **get_current_settings().to_environment_variables(exclude_unset=True),
-    }
+    environment = server_environment()
     deadline = time.monotonic() + PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
 
     def launch() -> tuple[subprocess.Popen, str]:
@@ -129,6 +131,19 @@ def _temporary_server() -> str:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Prefect's temporary server did not answer at {address}")
             time.sleep(0.1)
+
+
+def server_environment() -> dict[str, str]:
+    """The temporary server's environment: this process's, Prefect's settings for a temporary
+    server, the services it runs for nobody turned off (unless set here)."""
+    from prefect.settings import get_current_settings
+
+    return {
+        **UNREAD_SERVICES_OFF,
+        **os.environ,
+        **SERVER_ENVIRONMENT,
+        **get_current_settings().to_environment_variables(exclude_unset=True),
+    }
 
 
 def _free_port() -> int:

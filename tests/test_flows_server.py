@@ -1,0 +1,63 @@
+"""Prefect's temporary server of a build (`flows.server`): started as Prefect starts it, without
+the services it would run for nobody, and still recording every run and task run."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from flows.server import UNREAD_SERVICES_OFF, PrefectServer, server_environment
+
+PERSISTER = "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED"
+TRIGGERS = "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED"
+EVENT_FLUSH_SECONDS = 6  # Prefect's event persister writes its events at least every 5 s
+
+
+def test_the_unread_services_are_off_unless_the_user_set_them(monkeypatch):
+    monkeypatch.delenv(PERSISTER, raising=False)
+    monkeypatch.delenv(TRIGGERS, raising=False)
+    environment = server_environment()
+    assert environment[PERSISTER] == environment[TRIGGERS] == "false"
+    assert environment["PREFECT__SERVER_EPHEMERAL"] == "1"
+    monkeypatch.setenv(PERSISTER, "true")
+    assert server_environment()[PERSISTER] == "true", "the user's value wins"
+    assert set(UNREAD_SERVICES_OFF) == {PERSISTER, TRIGGERS}
+
+
+@pytest.mark.slow
+def test_the_temporary_server_records_task_runs_but_keeps_no_event_feed(monkeypatch):
+    from prefect import flow, task
+    from prefect.cache_policies import NO_CACHE
+    from prefect.client.orchestration import get_client
+
+    monkeypatch.delenv(PERSISTER, raising=False)
+    monkeypatch.delenv(TRIGGERS, raising=False)
+
+    @task(cache_policy=NO_CACHE)
+    def double(x: int) -> int:
+        return 2 * x
+
+    @flow(name="server-check")
+    def check() -> int:
+        return double.with_options(task_run_name="check batch 1/1")(21)
+
+    server = PrefectServer.start()
+    server.wait()
+    with server.active():
+        state = check(return_state=True)
+        assert state.result() == 42
+        flow_run_id = state.state_details.flow_run_id
+        with get_client(sync_client=True) as client:
+            deadline = time.monotonic() + 30
+            while True:  # the task run recorder records the task run's events in batches
+                runs = client.read_task_runs()
+                mine = [r for r in runs if r.flow_run_id == flow_run_id]
+                if mine and mine[0].state.is_completed() or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            assert [r.name for r in mine] == ["check batch 1/1"]
+            assert mine[0].state.is_completed()
+            assert client.read_flow_run(flow_run_id).state.is_completed()
+            time.sleep(EVENT_FLUSH_SECONDS)  # a persister would have written them by now
+            assert client.read_events(limit=50).total == 0, "no event feed is kept"
