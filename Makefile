@@ -30,11 +30,11 @@ lint: $(VENV)/.installed-all
 # Tests run in one pytest process per core (pytest-xdist), whole modules at a time (a module's
 # fixtures are built once); the 25 slowest are listed at the end.
 test: $(VENV)/.installed-all lint
-	$(BIN)/python -m pytest -n auto --dist loadscope --durations=25
+	$(BIN)/python -m pytest -n auto --dist loadscope --no-loadscope-reorder --durations=25
 
 # The everyday loop: the unit tests, without the slow builds and the corpus-wide tests.
 test-fast: $(VENV)/.installed-all
-	$(BIN)/python -m pytest -n auto --dist loadscope -m "not slow and not corpus"
+	$(BIN)/python -m pytest -n auto --dist loadscope --no-loadscope-reorder -m "not slow and not corpus"
 
 clean:
 	rm -rf $(VENV) release-demo .pytest_cache

@@ -227,8 +227,9 @@ def prefect_api_url(prefect_harness) -> str:
 def pytest_collection_modifyitems(items):
     """Mark every test that reads the shared corpus `corpus`, so that `make test-fast` can leave
     them out with the slow ones; then put the modules with slow or corpus tests first.
-    `make test` hands whole modules to its processes (`--dist loadscope`: a module's fixtures
-    are built once), so the long modules start first and the short ones fill in at the end."""
+    `make test` hands whole modules to its processes in this order (`--dist loadscope
+    --no-loadscope-reorder`: a module's fixtures are built once), so the long modules start
+    first and the short ones fill in at the end."""
     for item in items:
         if "corpus" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.corpus)
