@@ -17,23 +17,12 @@ import logging
 import os
 import sys
 
+from flows.server import forget_prefect_services
+
 
 def _dashboard_address() -> str | None:
     """A free port for a temporary cluster's dashboard where bokeh (which draws it) exists."""
     return ":0" if importlib.util.find_spec("bokeh") is not None else None
-
-
-async def forget_prefect_services() -> int:
-    """On a Dask worker: stop Prefect's services bound to an earlier build's API (how many
-    there were); the next task run starts them with its own."""
-    services = sys.modules.get("prefect._internal.concurrency.services")
-    if services is None:  # no Prefect task has run in this worker yet
-        return 0
-    base = services._QueueServiceBase
-    running = len(base._instances)
-    if running:
-        await base.drain_all(timeout=10, at_exit=False)
-    return running
 
 
 def served_dashboard(link: str | None) -> str | None:

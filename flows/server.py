@@ -9,6 +9,7 @@ background thread while the build discovers its sources.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import sys
 import threading
@@ -25,7 +26,11 @@ class PrefectServer:
     def __init__(self):
         self.url: str | None = None  # None: the configured API
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._start, name="prefect-server", daemon=True)
+        # the caller's context (its Prefect settings, `temporary_settings` included)
+        start = contextvars.copy_context().run
+        self._thread = threading.Thread(
+            target=start, args=(self._start,), name="prefect-server", daemon=True
+        )
 
     @classmethod
     def start(cls) -> PrefectServer:
@@ -58,10 +63,28 @@ class PrefectServer:
         if self.url is None:
             yield
             return
+        import asyncio
+
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
+        # services an earlier Prefect API of this process started (its events and logs
+        # clients) would send this build's task-run events there: they start again with this one
+        asyncio.run(forget_prefect_services())
         with temporary_settings(updates={PREFECT_API_URL: self.url}):
             yield
+
+
+async def forget_prefect_services() -> int:
+    """Stop Prefect's services bound to an earlier build's API in this process (how many there
+    were); the next task run starts them with its own."""
+    services = sys.modules.get("prefect._internal.concurrency.services")
+    if services is None:  # no Prefect task has run in this process yet
+        return 0
+    base = services._QueueServiceBase
+    running = len(base._instances)
+    if running:
+        await base.drain_all(timeout=10, at_exit=False)
+    return running
 
 
 #: Prefect's own settings for its temporary server (`prefect.server.api.server.
