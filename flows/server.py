@@ -68,8 +68,11 @@ class PrefectServer:
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         # services an earlier Prefect API of this process started (its events and logs
-        # clients) would send this build's task-run events there: they start again with this one
-        asyncio.run(forget_prefect_services())
+        # clients) would send this build's task-run events there: they start again with this one.
+        # In a thread of its own, since the caller may run an event loop (a notebook)
+        forgetting = threading.Thread(target=asyncio.run, args=(forget_prefect_services(),))
+        forgetting.start()
+        forgetting.join()
         with temporary_settings(updates={PREFECT_API_URL: self.url}):
             yield
 
