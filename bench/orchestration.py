@@ -131,6 +131,8 @@ def cpu_by_process() -> dict:
     children already ended)."""
     import psutil
 
+    from flows.server import SERVER_MARKER
+
     this = psutil.Process()
     roles = {"build": sum(this.cpu_times()[:2]), "workers": 0.0, "server": 0.0, "other": 0.0}
     ended = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -144,7 +146,7 @@ def cpu_by_process() -> dict:
         role = "other"
         if "multiprocessing" in command:
             role = "workers"
-        elif "prefect.server" in command:
+        elif SERVER_MARKER in command:
             role = "server"
         roles[role] += times.user + times.system
     return {k: round(v, 3) for k, v in roles.items()}

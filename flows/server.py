@@ -91,8 +91,9 @@ async def forget_prefect_services() -> int:
 
 
 #: Prefect's own settings for its temporary server (`prefect.server.api.server.
-#: SubprocessASGIServer`), which this module starts the same way without importing the
-#: server's code into the build's process (about 2 s of CPU that would compete with the
+#: SubprocessASGIServer`), which this module starts the same way (with Prefect's app as
+#: `flows.temporary_server_app` tunes it) without importing the server's code into the build's
+#: process (about 2 s of CPU that would compete with the
 #: workers; the server's own process imports it anyway).
 SERVER_ENVIRONMENT = {
     "PREFECT_UI_ENABLED": "0",
@@ -109,8 +110,9 @@ UNREAD_SERVICES_OFF = {
     "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
 }
 SERVER_PORTS = range(8000, 9000)
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PORT_TAKEN = 3  # uvicorn's exit status when another process holds the port
-SERVER_MARKER = "prefect.server.api.server"
+SERVER_MARKER = "flows.temporary_server_app"  # the app, and how its process is recognised
 
 
 def _temporary_server() -> str:
@@ -121,7 +123,6 @@ def _temporary_server() -> str:
     import subprocess
 
     import httpx
-    import prefect
     from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
 
     environment = server_environment()
@@ -129,8 +130,8 @@ def _temporary_server() -> str:
 
     def launch() -> tuple[subprocess.Popen, str]:
         port = _free_port()
-        command = [sys.executable, "-m", "uvicorn", "--app-dir"]
-        command += [str(prefect.__module_path__.parent), "--factory", f"{SERVER_MARKER}:create_app"]
+        command = [sys.executable, "-m", "uvicorn", "--app-dir", str(PROJECT_ROOT)]
+        command += ["--factory", f"{SERVER_MARKER}:create_app"]
         command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "error"]
         # A session of its own: Ctrl-C in the terminal reaches the build, which stops it
         process = subprocess.Popen(

@@ -24,6 +24,27 @@ def test_the_unread_services_are_off_unless_the_user_set_them(monkeypatch):
     assert set(UNREAD_SERVICES_OFF) == {PERSISTER, TRIGGERS}
 
 
+def test_the_temporary_servers_background_worker_checks_every_two_seconds():
+    """The app the temporary server runs (`flows.temporary_server_app`) gives the background
+    worker Prefect starts in the server's lifespan its 2 s interval (Prefect's is 250 ms)."""
+    import asyncio
+    import gc
+
+    from docket import Docket, Worker
+    from prefect.server.api.background_workers import background_worker
+
+    from flows.temporary_server_app import CHECK_INTERVAL
+
+    async def worker_intervals():
+        docket = Docket(name="interval-test", url="memory://interval-test")
+        async with docket, background_worker(docket, ephemeral=True):
+            workers = [o for o in gc.get_objects() if isinstance(o, Worker)]
+            return [(w.minimum_check_interval, w.scheduling_resolution) for w in workers]
+
+    assert CHECK_INTERVAL.total_seconds() == 2
+    assert asyncio.run(worker_intervals()) == [(CHECK_INTERVAL, CHECK_INTERVAL)]
+
+
 @pytest.mark.slow
 def test_the_temporary_server_still_records_flow_and_task_runs(monkeypatch):
     from prefect import flow, task
