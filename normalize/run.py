@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 import schemas
-from normalize import adapters
+from normalize import adapters, meshes
 
 # the readers the stage runs (mjcf, partnet_mobility, sdf, urdf) are imported with it
 from normalize.adapters import discover, mjcf, partnet_mobility, sdf, urdf  # noqa: F401
@@ -217,7 +217,8 @@ def report_entry(candidate: Candidate, out: Path) -> dict:
 
 def normalize_sources(sources_file: Path, out: Path) -> NormalizeReport:
     """Normalize every candidate of every source in `sources_file` into `out` and write
-    `out/normalize_report.json`. Raises `SourcesFileError` for a bad sources file only."""
+    `out/normalize_report.json`, keeping parsed meshes in $ARENA_MESH_STORE when set. Raises
+    `SourcesFileError` for a bad sources file only."""
     started = time.perf_counter()
     out = Path(out).resolve()
     configs = load_sources(Path(sources_file))
@@ -238,8 +239,9 @@ def normalize_sources(sources_file: Path, out: Path) -> NormalizeReport:
                 "error": error,
             }
         )
-        for candidate in candidates:
-            report.objects.append(report_entry(candidate, out))
+        with meshes.disk_cache(meshes.shared_store()):
+            for candidate in candidates:
+                report.objects.append(report_entry(candidate, out))
     report.seconds = time.perf_counter() - started
     data = report.as_dict()
     schemas.validate(data, "normalize_report")

@@ -70,18 +70,25 @@ def _nested(a: Path, b: Path) -> bool:
 
 
 def check_outputs_apart(sources: list[SourceConfig], out: Path, cache_dir: Path | None) -> None:
-    """Raise OutputsOverlapError when the build would read what it writes: --out or the cache
-    inside a source (or package) root or holding one (discovery would ingest the build's own
-    staging folder; publishing would replace the library), or --out and the cache nested
-    (publishing would delete the cache)."""
+    """Raise OutputsOverlapError when the build would read what it writes: --out, the cache or
+    the mesh store inside a source (or package) root or holding one (discovery would ingest the
+    build's own staging folder; publishing would replace the library), or --out and the cache
+    or the mesh store nested (publishing would delete them)."""
     out = Path(out).absolute()
     writes = [("--out", out)]
+    kept = []  # what publishing --out must not delete
     if cache_dir is not None:  # where the cache writes (a library below it, as the demo's, is fine)
         cache = Path(cache_dir).absolute()
-        writes += [
-            ("the cache", cache / f"v{CACHE_FORMAT}"),
-            ("the cache", cache / chain.MESH_CACHE),
-        ]
+        writes.append(("the cache", cache / f"v{CACHE_FORMAT}"))
+        kept.append(("the cache", cache))
+    store = chain.mesh_store(Path(cache_dir) if cache_dir is not None else None)
+    if store is not None:
+        store = store.absolute()
+        if any(_nested(store, path) for _, path in kept):
+            writes.append(("the cache", store))
+        else:
+            writes.append(("the mesh store ($ARENA_MESH_STORE)", store))
+            kept.append(writes[-1])
     problems = []
     for source in sources:
         for root in (source.path, *source.package_roots):
@@ -89,8 +96,9 @@ def check_outputs_apart(sources: list[SourceConfig], out: Path, cache_dir: Path 
                 if _nested(path, root) or _nested(root, path):
                     inside = "inside" if _nested(path, root) else "around"
                     problems.append(f"{what} {path} is {inside} the root {root} of {source.name}")
-    if cache_dir is not None and (_nested(cache, out) or _nested(out, cache)):
-        problems.append(f"--out {out} and the cache {cache} lie inside one another")
+    for what, path in kept:
+        if _nested(path, out) or _nested(out, path):
+            problems.append(f"--out {out} and {what} {path} lie inside one another")
     if problems:
         raise OutputsOverlapError(
             "outputs must lie apart from the inputs and from each other:\n  "
@@ -534,6 +542,7 @@ def staged_build(config: BuildConfig, called: float):
                 versions=chain.current_versions(),
                 object_seconds=config.object_seconds,
                 object_memory=config.object_memory,
+                mesh_store=chain.mesh_store(config.cache_dir),
             )
             (staging / "objects").mkdir()
             yield StagedBuild(

@@ -89,6 +89,8 @@ class BatchSettings:
     versions: tuple[tuple[str, str], ...]
     object_seconds: float | None = None  # see `normalize.workers.time_limit`
     object_memory: int | None = None  # bytes, see `normalize.workers.memory_limit`
+    # parsed meshes and mass properties by content (`mesh_store`); None: in memory only
+    mesh_store: Path | None = None
 
 
 @cache
@@ -532,16 +534,26 @@ def _release_memory() -> None:
 MESH_CACHE = "meshes"  # folder of the cache root holding parsed meshes and mass properties
 
 
+def mesh_store(cache_dir: Path | None) -> Path | None:
+    """Where a build keeps parsed meshes and mass properties by content: $ARENA_MESH_STORE
+    (one store shared by several caches, releases and `arena normalize` runs), else the cache
+    root's `meshes` folder; None (memory only) without either. Entries are keyed by the mesh
+    bytes and the code, so sharing never serves a stale entry."""
+    from normalize.meshes import shared_store
+
+    return shared_store() or (cache_dir / MESH_CACHE if cache_dir is not None else None)
+
+
 def batch_outcomes(candidates: list[Candidate], settings: BatchSettings) -> Iterator[ObjectOutcome]:
     """The outcome of each candidate in turn: from the cache when its inputs did not change,
     else computed (and stored). What a batch task runs, in a worker process
     (`normalize.workers.Supervisor`) or, on Dask, in the Dask worker. Parsed meshes and mass
-    properties are kept under the cache root by content (`normalize.meshes.disk_cache`), across
-    objects, worker processes and releases."""
+    properties are kept in the mesh store by content (`mesh_store`, `normalize.meshes.
+    disk_cache`), across objects, worker processes and releases."""
     from normalize import meshes
 
     cache = _open_cache(settings)
-    with meshes.disk_cache(settings.cache_dir / MESH_CACHE if settings.cache_dir else None):
+    with meshes.disk_cache(settings.mesh_store):
         for candidate in candidates:
             hit = cached_outcome(candidate, settings, cache) if cache is not None else None
             yield hit if hit is not None else computed_outcome(candidate, settings, cache)
@@ -555,7 +567,7 @@ def computed_outcomes(
     from normalize import meshes
 
     cache = _open_cache(settings)
-    with meshes.disk_cache(settings.cache_dir / MESH_CACHE if settings.cache_dir else None):
+    with meshes.disk_cache(settings.mesh_store):
         for candidate in candidates:
             yield computed_outcome(candidate, settings, cache)
 

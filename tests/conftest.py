@@ -204,6 +204,14 @@ os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 
+# One mesh store for the session's builds and normalize runs (`normalize.meshes.shared_store`):
+# each corpus mesh is parsed, and its mass computed, once rather than once per test build. Set
+# in the first process, before `make test` starts its others, which inherit it.
+if "ARENA_MESH_STORE" not in os.environ:
+    _MESH_STORE = tempfile.mkdtemp(prefix="arena-test-meshes-")
+    atexit.register(shutil.rmtree, _MESH_STORE, True)
+    os.environ["ARENA_MESH_STORE"] = _MESH_STORE
+
 
 @pytest.fixture(scope="session")
 def prefect_harness():

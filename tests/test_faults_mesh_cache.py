@@ -117,6 +117,7 @@ def test_rebuild_after_a_code_change_reuses_the_store_and_gives_the_same_release
 ):
     """The object cache is keyed by the code, so a code change recomputes every object; the
     mesh store is not, and the recomputed release is the same."""
+    monkeypatch.delenv(meshes.SHARED_STORE_VARIABLE)  # the store under the cache, by default
     cache = tmp_path / "cache"
 
     meshes.clear_cache()
@@ -131,4 +132,34 @@ def test_rebuild_after_a_code_change_reuses_the_store_and_gives_the_same_release
     assert len(second.computed) == first.info["counts"]["discovered"]
     assert second.internal_errors == []
     assert second.content_hash == first.content_hash
+    meshes.clear_cache()
+
+
+@pytest.mark.slow
+def test_one_mesh_store_serves_builds_with_different_caches(
+    builds, sample_library, tmp_path, monkeypatch
+):
+    """$ARENA_MESH_STORE names one store for every build: a second build with a cache of its
+    own parses no mesh and computes no mass (nothing new is stored), and neither cache holds a
+    store of its own."""
+    store = tmp_path / "store"
+    monkeypatch.setenv(meshes.SHARED_STORE_VARIABLE, str(store))
+
+    def entries():
+        return {p.relative_to(store): p.stat().st_ino for p in store.rglob("*") if p.is_file()}
+
+    meshes.clear_cache()
+    first = builds.release(sample_library, tmp_path / "first", tmp_path / "cache_a", workers=0)
+    stored = entries()
+    assert any(p.suffix == ".arrays" for p in stored)
+    meshes.clear_cache()
+    monkeypatch.setattr(meshes.loading, "_parse", _refuse)
+    monkeypatch.setattr(meshes.mass, "_computed_mass", _refuse)
+    second = builds.release(sample_library, tmp_path / "second", tmp_path / "cache_b", workers=0)
+    assert len(second.computed) == first.info["counts"]["discovered"]
+    assert second.internal_errors == []
+    assert second.content_hash == first.content_hash
+    assert entries() == stored, "the second build stored nothing new"
+    assert not (tmp_path / "cache_a" / MESH_CACHE).exists()
+    assert not (tmp_path / "cache_b" / MESH_CACHE).exists()
     meshes.clear_cache()

@@ -1,6 +1,6 @@
-"""Outputs apart from inputs: --out (and its staging folder beside it) and the cache may not lie
-inside a source root or hold one, nor lie inside one another; `arena build` exits 2 with the
-reason before reading or writing anything."""
+"""Outputs apart from inputs: --out (and its staging folder beside it), the cache and the mesh
+store may not lie inside a source root or hold one, nor lie inside one another; `arena build`
+exits 2 with the reason before reading or writing anything."""
 
 from __future__ import annotations
 
@@ -44,6 +44,21 @@ def test_overlapping_outputs_are_refused_with_exit_2(builds, tmp_path, capsys, o
     assert re.search(reason, err), err
     after = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
     assert after == before, "nothing was written"
+
+
+@pytest.mark.parametrize(
+    ("out", "store", "reason"),
+    [
+        ("release", "release/meshes", "the mesh store .* lie inside one another"),
+        ("release", "lib/meshes", "the mesh store .* is inside the root"),
+    ],
+)
+def test_a_shared_mesh_store_must_lie_apart_too(builds, tmp_path, monkeypatch, out, store, reason):
+    sources = _library(tmp_path)
+    monkeypatch.setenv("ARENA_MESH_STORE", str(tmp_path / store))
+    with pytest.raises(OutputsOverlapError, match=reason):
+        build_locally(builds.config(sources, tmp_path / out, tmp_path / "cache"))
+    assert not (tmp_path / out).exists()
 
 
 def test_the_build_function_refuses_them_too(builds, tmp_path):

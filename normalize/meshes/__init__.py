@@ -99,10 +99,12 @@ from normalize.meshes.store import (
     CACHE_BYTES,
     DISK_FORMAT,
     GENERATED_FOLDER,
+    SHARED_STORE_VARIABLE,
     Mesh,
     clear_cache,
     disk_cache,
     forget_generated,
+    shared_store,
 )
 from normalize.meshes.store import _cache as _cache  # never rebound (bench counts it)
 from normalize.meshes.writing import (
@@ -128,6 +130,7 @@ __all__ = [
     "MIN_COLLISION_THICKNESS",
     "MSH_HEADER",
     "OBJ_BYTES_PER_FACE",
+    "SHARED_STORE_VARIABLE",
     "SHELL_THICKNESS",
     "SPHERE_SECTIONS",
     "WALL_THICKNESS",
@@ -138,6 +141,7 @@ __all__ = [
     "check_triangles",
     "clear_cache",
     "forget_generated",
+    "shared_store",
     "completed_texcoords",
     "counted_triangles",
     "disk_cache",

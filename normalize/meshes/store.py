@@ -103,6 +103,8 @@ def clear_cache() -> None:
 
 DISK_FORMAT = 3
 _DIGEST_BYTES = 32
+#: one mesh store shared by every build, cache and `arena normalize` run that sees it
+SHARED_STORE_VARIABLE = "ARENA_MESH_STORE"
 _disk: Path | None = None  # where parsed meshes and mass properties are stored, if anywhere
 
 
@@ -115,6 +117,12 @@ def _code_key() -> str:
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     h.update(trimesh.__version__.encode())
     return h.hexdigest()[:16]
+
+
+def shared_store() -> Path | None:
+    """The mesh store named by $ARENA_MESH_STORE, if set."""
+    folder = os.environ.get(SHARED_STORE_VARIABLE)
+    return Path(folder) if folder else None
 
 
 @contextmanager
