@@ -48,6 +48,7 @@ from pipeline.cache import ObjectCache, ResultStore
 from pipeline.chain import BatchSettings
 
 MAX_BATCHES_PER_SOURCE = 64
+MIN_BATCH = 8  # objects a source's batch gets at least when the source is split among workers
 #: a batch this large is looked up in the cache by the worker process that computes it (on
 #: every core: 20,000 warm objects took 43 s looked up in threads), a smaller one in the
 #: batch task's thread (no worker process starts for a build with nothing to compute)
@@ -315,12 +316,14 @@ def worker_pool(config: BuildConfig):
 
 def plan_batches(candidates: list, batch_size: int, workers: int) -> list[list]:
     """Consecutive batches of at most `batch_size` objects, at least `workers` batches when
-    there are enough objects (so small sources still use every worker), and at most
-    MAX_BATCHES_PER_SOURCE (a huge source gets bigger batches rather than thousands of task
-    runs, which the temporary Prefect server handles badly)."""
+    each gets MIN_BATCH objects (so small sources still use every worker; smaller ones are one
+    batch, since two sources run at once and each batch is a task run of Prefect's), and at
+    most MAX_BATCHES_PER_SOURCE (a huge source gets bigger batches rather than thousands of
+    task runs, which the temporary Prefect server handles badly)."""
     if not candidates:
         return []
-    n_batches = max(math.ceil(len(candidates) / batch_size), min(workers, len(candidates)))
+    spread = min(workers, max(1, len(candidates) // MIN_BATCH))
+    n_batches = max(math.ceil(len(candidates) / batch_size), spread)
     n_batches = min(n_batches, MAX_BATCHES_PER_SOURCE)
     size = math.ceil(len(candidates) / n_batches)
     return [candidates[i : i + size] for i in range(0, len(candidates), size)]

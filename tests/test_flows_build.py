@@ -239,7 +239,10 @@ def test_accounting_mismatch_fails_loudly(demo_release, sample_library):
 
 def test_plan_batches():
     items = list(range(10))
-    assert plan_batches(items, 64, 2) == [items[:5], items[5:]]
+    assert plan_batches(items, 64, 2) == [items], "under 8 objects per worker: one batch"
+    sixteen = list(range(16))
+    assert plan_batches(sixteen, 64, 2) == [sixteen[:8], sixteen[8:]]
+    assert plan_batches(sixteen, 64, 4) == [sixteen[:8], sixteen[8:]]
     assert plan_batches(items, 3, 1) == [items[0:3], items[3:6], items[6:9], items[9:]]
     assert plan_batches(items[:1], 64, 4) == [[0]]
     assert plan_batches([], 64, 2) == []
