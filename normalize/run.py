@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 import schemas
-from normalize import adapters, meshes
+from normalize import adapters
 
 # the readers the stage runs (mjcf, partnet_mobility, sdf, urdf) are imported with it
 from normalize.adapters import discover, mjcf, partnet_mobility, sdf, urdf  # noqa: F401
@@ -239,9 +239,8 @@ def normalize_sources(sources_file: Path, out: Path) -> NormalizeReport:
                 "error": error,
             }
         )
-        with meshes.disk_cache(meshes.shared_store()):
-            for candidate in candidates:
-                report.objects.append(report_entry(candidate, out))
+        for candidate in candidates:
+            report.objects.append(report_entry(candidate, out))
     report.seconds = time.perf_counter() - started
     data = report.as_dict()
     schemas.validate(data, "normalize_report")

@@ -12,6 +12,7 @@ import trimesh
 from verify_assets import CUBE_OBJ
 
 from normalize import meshes
+from normalize.errors import AssetError
 from normalize.model import Geometry
 from pipeline.cache import ObjectCache
 from pipeline.chain import MESH_CACHE
@@ -99,6 +100,25 @@ def test_damaged_entries_are_recomputed(files, tmp_path, suffix, damage):
     assert mass[0] == expected[1][0] and np.array_equal(mass[2], expected[1][2])
     assert converted == expected[2]
     assert entry.read_bytes() == data, "the damaged entry was replaced by a good one"
+
+
+def test_outside_a_block_the_shared_store_is_used(files, tmp_path, monkeypatch):
+    """$ARENA_MESH_STORE is the store of whatever normalizes outside a `disk_cache` block
+    (`arena validate`, `arena normalize`); a block naming no folder keeps meshes in memory."""
+    obj, _ = files
+    shared = tmp_path / "shared"
+    monkeypatch.setenv(meshes.SHARED_STORE_VARIABLE, str(shared))
+    with meshes.disk_cache(None):
+        meshes.load_mesh(obj)
+    assert not shared.exists()
+    meshes.clear_cache()
+    meshes.load_mesh(obj)
+    assert [p.name.split(".", 1)[1] for p in shared.rglob("*") if p.is_file()] == ["obj.arrays"]
+    monkeypatch.delenv(meshes.SHARED_STORE_VARIABLE)
+    meshes.clear_cache()
+    monkeypatch.setattr(meshes.loading, "_parse", _refuse)
+    with pytest.raises(AssetError, match="recomputed"):
+        meshes.load_mesh(obj)  # no store at all now: parsed again
 
 
 def test_gltf_is_not_stored(tmp_path):

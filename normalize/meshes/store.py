@@ -105,7 +105,8 @@ DISK_FORMAT = 3
 _DIGEST_BYTES = 32
 #: one mesh store shared by every build, cache and `arena normalize` run that sees it
 SHARED_STORE_VARIABLE = "ARENA_MESH_STORE"
-_disk: Path | None = None  # where parsed meshes and mass properties are stored, if anywhere
+_OUTSIDE_BLOCKS = object()  # no `disk_cache` block is active: $ARENA_MESH_STORE decides
+_disk: Path | None | object = _OUTSIDE_BLOCKS  # where parsed meshes and mass properties go
 
 
 @functools.cache
@@ -120,7 +121,8 @@ def _code_key() -> str:
 
 
 def shared_store() -> Path | None:
-    """The mesh store named by $ARENA_MESH_STORE, if set."""
+    """The mesh store named by $ARENA_MESH_STORE, if set: the store outside `disk_cache` blocks
+    (`arena validate`, `arena normalize`, a test normalizing one object)."""
     folder = os.environ.get(SHARED_STORE_VARIABLE)
     return Path(folder) if folder else None
 
@@ -128,7 +130,8 @@ def shared_store() -> Path | None:
 @contextmanager
 def disk_cache(folder: Path | None) -> Iterator[None]:
     """Inside the block, store parsed meshes and mass properties under `folder` as well (None:
-    in memory only). Process-wide: meant for worker processes running one object at a time."""
+    in memory only); outside any block, under $ARENA_MESH_STORE when set. Process-wide: meant
+    for worker processes running one object at a time."""
     global _disk
     previous = _disk
     _disk = Path(folder) / f"v{DISK_FORMAT}-{_code_key()}" if folder is not None else None
@@ -139,9 +142,13 @@ def disk_cache(folder: Path | None) -> Iterator[None]:
 
 
 def _disk_path(sha: str, suffix: str) -> Path | None:
-    if _disk is None or sha.endswith(".gltf"):
+    folder = _disk
+    if folder is _OUTSIDE_BLOCKS:
+        shared = shared_store()
+        folder = shared / f"v{DISK_FORMAT}-{_code_key()}" if shared is not None else None
+    if folder is None or sha.endswith(".gltf"):
         return None
-    return _disk / sha[:2] / f"{sha}{suffix}"
+    return folder / sha[:2] / f"{sha}{suffix}"
 
 
 def _disk_read(path: Path | None) -> bytes | None:
