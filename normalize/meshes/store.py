@@ -103,7 +103,7 @@ def clear_cache() -> None:
 
 DISK_FORMAT = 3
 _DIGEST_BYTES = 32
-#: one mesh store shared by every build, cache and `arena normalize` run that sees it
+#: one mesh store for every build, cache, `arena normalize` and `arena validate` that sees it
 SHARED_STORE_VARIABLE = "ARENA_MESH_STORE"
 _OUTSIDE_BLOCKS = object()  # no `disk_cache` block is active: $ARENA_MESH_STORE decides
 _disk: Path | None | object = _OUTSIDE_BLOCKS  # where parsed meshes and mass properties go
