@@ -124,7 +124,7 @@ def shared_store() -> Path | None:
     """The mesh store named by $ARENA_MESH_STORE, if set: the store outside `disk_cache` blocks
     (`arena validate`, `arena normalize`, a test normalizing one object)."""
     folder = os.environ.get(SHARED_STORE_VARIABLE)
-    return Path(folder) if folder else None
+    return Path(folder).absolute() if folder else None  # worker processes may start elsewhere
 
 
 @contextmanager
