@@ -91,10 +91,10 @@ async def forget_prefect_services() -> int:
 
 
 #: Prefect's own settings for its temporary server (`prefect.server.api.server.
-#: SubprocessASGIServer`), which this module starts the same way (with Prefect's app as
+#: SubprocessASGIServer`), which this module starts the same way (Prefect's app, as
 #: `flows.temporary_server_app` tunes it) without importing the server's code into the build's
-#: process (about 2 s of CPU that would compete with the
-#: workers; the server's own process imports it anyway).
+#: process (about 2 s of CPU that would compete with the workers; the server's own process
+#: imports it anyway).
 SERVER_ENVIRONMENT = {
     "PREFECT_UI_ENABLED": "0",
     "PREFECT__SERVER_EPHEMERAL": "1",
