@@ -39,6 +39,7 @@ from export.outcome import ObjectOutcome
 from normalize import inputs as recorded_inputs
 from normalize.discovery import Candidate
 from normalize.errors import AssetError, write_failure
+from normalize.paths import memoized_realpaths
 from normalize.timing import stage_record, timed
 from normalize.workers import (
     OBJECT_MEMORY_ENV,
@@ -434,7 +435,9 @@ def _outcome(
                 recorded_inputs.record(candidate.path)
             _load_stages()  # imports and loaded data do not count on the object's clock
             try:
-                with object_limits(settings.object_seconds, settings.object_memory):
+                limits = object_limits(settings.object_seconds, settings.object_memory)
+                # one object's files are read and written in a few folders
+                with limits, memoized_realpaths():
                     outcome = _compute(candidate, settings)
                 break
             except MemoryError:
