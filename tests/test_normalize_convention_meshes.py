@@ -187,3 +187,23 @@ def test_a_hollow_part_is_weighed_as_walls(tmp_path):
     handle = Geometry("mesh", filename=str(tmp_path / "carcass.obj"), scale=[0.1, 0.1, 0.1])
     inertial, _ = _computed_inertial(Link("handle", visuals=(handle,)), None, 1000.0)
     assert inertial.method == "mesh_volume" and inertial.mass == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"",
+        b"mtllib a.mtl",
+        b"  mtllib a.mtl \r\nv 1 2 3\n\tmtllib  b c.mtl\nmtllib\n",
+        b"# mtllib x.mtl\nusemtl mtllib\nmtllib y.mtl\n",
+        b"mtllib x.mtl mtllib y.mtl\nv mtllib\n mtllib w.mtl",
+        b"mtllibx\nmtllib \nmtllib a\rb\nmtllib c.mtl\n",
+    ],
+)
+def test_mtllib_lines_are_rewritten_as_the_pattern_finds_them(text):
+    from normalize.meshes.writing import _MTLLIB, _with_mtllib_replaced
+
+    def renamed(match):
+        return b"mtllib copied-" + match.group(1) + match.group(2)
+
+    assert _with_mtllib_replaced(text, renamed) == _MTLLIB.sub(renamed, text)

@@ -103,7 +103,7 @@ def write_obj_copy(
         return b"mtllib " + copied.encode() + match.group(2)
 
     with timed("meshes"):
-        data = _MTLLIB.sub(material, read_mesh_bytes(source))
+        data = _with_mtllib_replaced(read_mesh_bytes(source), material)
         completed = completed_texcoords(data)
         if completed is not None:
             data = completed
@@ -118,6 +118,20 @@ def write_obj_copy(
             )
         (out_dir / name).write_bytes(data)
     return name
+
+
+def _with_mtllib_replaced(data: bytes, material) -> bytes:
+    """`_MTLLIB.sub(material, data)`, trying the pattern only at the start of lines holding
+    "mtllib" (the pattern alone is tried at every byte of the file)."""
+    parts, end = [], 0
+    at = data.find(b"mtllib")
+    while at != -1:
+        match = _MTLLIB.match(data, data.rfind(b"\n", 0, at) + 1)
+        if match is not None:
+            parts += [data[end : match.start()], material(match)]
+            end = match.end()
+        at = data.find(b"mtllib", max(at + 1, end))
+    return b"".join([*parts, data[end:]]) if parts else data
 
 
 _FACE_WITHOUT_UV = re.compile(rb"^[ \t]*f[ \t]+[^/\s]+(\s|//)", re.MULTILINE)
