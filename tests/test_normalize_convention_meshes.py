@@ -207,3 +207,19 @@ def test_mtllib_lines_are_rewritten_as_the_pattern_finds_them(text):
         return b"mtllib copied-" + match.group(1) + match.group(2)
 
     assert _with_mtllib_replaced(text, renamed) == _MTLLIB.sub(renamed, text)
+
+
+def test_a_collision_mesh_width_is_measured_once_per_content(tmp_path, monkeypatch):
+    from normalize.meshes import collision
+
+    path = write(tmp_path, {"plate.obj": "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n"})
+    plate = meshes.load_mesh(path / "plate.obj")
+    assert meshes.flat_normal(plate) is not None
+    measured = []
+    width = collision.hull_width
+    monkeypatch.setattr(collision, "hull_width", lambda p: measured.append(p) or width(p))
+    assert meshes.thickened_collision(plate, np.ones(3), np.zeros(3)) is not None
+    assert len(measured) == 2  # the thickening loop's only (thin, then thick enough)
+    measured.clear()
+    assert meshes.thickened_collision(plate, np.full(3, 2.0), np.zeros(3)) is not None
+    assert len(measured) == 3  # a scaled mesh is first measured at its scale

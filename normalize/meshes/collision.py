@@ -24,7 +24,11 @@ _thick_enough = Recent(RECENT_MESHES)  # (content, scale) -> True: collides as i
 def hull_width(points: np.ndarray) -> float:
     """The extent of `points` along their thinnest principal direction (0 when they do not
     span three dimensions)."""
-    unique = np.unique(points, axis=0)
+    return _distinct_points_width(np.unique(points, axis=0))
+
+
+def _distinct_points_width(unique: np.ndarray) -> float:
+    """`hull_width` of points already made distinct (and sorted) by `np.unique`."""
     if len(unique) < 4:
         return 0.0
     centred = unique - unique.mean(axis=0)
@@ -60,7 +64,9 @@ def thickened_collision(
     if thick_key in _thick_enough:
         return None
     with timed("inertia"):
-        if hull_width(mesh.vertices * scale) >= MIN_COLLISION_THICKNESS:
+        unscaled = bool(np.all(scale == 1.0))  # then the mesh's own width, cached
+        width = _mesh_width(mesh) if unscaled else hull_width(mesh.vertices * scale)
+        if width >= MIN_COLLISION_THICKNESS:
             _thick_enough[thick_key] = True
             return None
         points = np.unique(mesh.vertices, axis=0)
@@ -102,6 +108,7 @@ FLAT_FRACTION = 1e-9
 
 
 _flat = Recent(RECENT_MESHES)
+_widths = Recent(RECENT_MESHES)  # content -> hull_width of its vertices
 
 
 def flat_normal(mesh: Mesh) -> np.ndarray | None:
@@ -109,14 +116,22 @@ def flat_normal(mesh: Mesh) -> np.ndarray | None:
     (cached by content)."""
     if mesh.sha256 not in _flat:
         with timed("inertia"):
-            _flat[mesh.sha256] = _flat_normal(mesh.vertices)
+            _flat[mesh.sha256] = _flat_normal(mesh)
     return _flat[mesh.sha256]
 
 
-def _flat_normal(vertices: np.ndarray) -> np.ndarray | None:
-    unique = np.unique(vertices, axis=0)
+def _mesh_width(mesh: Mesh) -> float:
+    """`hull_width` of a mesh's vertices (cached by content)."""
+    if mesh.sha256 not in _widths:
+        _widths[mesh.sha256] = hull_width(mesh.vertices)
+    return _widths[mesh.sha256]
+
+
+def _flat_normal(mesh: Mesh) -> np.ndarray | None:
+    unique = np.unique(mesh.vertices, axis=0)
+    width = _widths[mesh.sha256] = _distinct_points_width(unique)
     size = float(np.max(unique.max(axis=0) - unique.min(axis=0))) if len(unique) else 0.0
-    if len(unique) >= 4 and hull_width(unique) > FLAT_FRACTION * size:
+    if len(unique) >= 4 and width > FLAT_FRACTION * size:
         return None
     centred = unique - unique.mean(axis=0)
     if len(unique) < 3:  # a point or a segment: any direction across it
