@@ -3,7 +3,10 @@ record the release is assembled from (`export.assemble`)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 
 #: The fields that are the decision itself, stored in the result cache; the others say how this
 #: build came by it.
@@ -62,3 +65,29 @@ class ObjectOutcome:
     def rejected_as(self, reject: dict) -> ObjectOutcome:
         """This outcome turned into a rejection with `reject` (e.g. moved out as a duplicate)."""
         return replace(self, accepted=False, rows={}, reject=reject, files={}, preview=None)
+
+
+class OutcomeFile:
+    """One source's outcomes on disk, one JSON line each, appended as its batches finish and
+    read back (each time it is iterated) by the assembly: the build process keeps only their
+    count, so its memory does not grow with the number of objects. Not thread-safe: writers
+    share a lock."""
+
+    def __init__(self, path: Path):
+        self.path, self.count = Path(path), 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_bytes(b"")
+
+    def add(self, outcomes: Iterable[ObjectOutcome]) -> None:
+        lines = [json.dumps(asdict(o)) + "\n" for o in outcomes]
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.writelines(lines)
+        self.count += len(lines)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[ObjectOutcome]:
+        with open(self.path, encoding="utf-8") as f:
+            for line in f:
+                yield ObjectOutcome(**json.loads(line))

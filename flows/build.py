@@ -58,6 +58,7 @@ from pipeline.build import (
     WorkerPool,
     finish_build,
     open_build,
+    outcome_file,
     run_batch,
     source_batches,
     source_run,
@@ -273,13 +274,15 @@ def _run_sources(work: BuildWork, work_key: str) -> list:
     """Each source's subflow, SOURCES_AT_ONCE at a time (each in a thread with a copy of this
     run's context), with the build's task runner; their SourceRuns in the sources' order."""
 
-    def run(found: DiscoveredSource):
+    def run(number: int, found: DiscoveredSource):
         name = found.source.name
         subflow = source_flow.with_options(flow_run_name=name, task_runner=work.task_runner)
         started = time.perf_counter()
         with tags(name):
             outcomes = subflow(name, len(found.candidates), work_key).value
-        return source_run(found, outcomes, time.perf_counter() - started)
+        written = outcome_file(work.staged.settings.staging, number)
+        written.add(outcomes)
+        return source_run(found, written, time.perf_counter() - started)
 
     threads = concurrent.futures.ThreadPoolExecutor(SOURCES_AT_ONCE, "arena-source")
     # A subflow runs inside this flow's process, whose heartbeat already shows it is alive. The
@@ -287,7 +290,8 @@ def _run_sources(work: BuildWork, work_key: str) -> list:
     # a copy of Prefect's settings takes about 40 ms of CPU, 15 of them for the corpus
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
         futures = [
-            threads.submit(contextvars.copy_context().run, run, found) for found in work.found
+            threads.submit(contextvars.copy_context().run, run, number, found)
+            for number, found in enumerate(work.found)
         ]
     try:
         runs = [future.result() for future in futures]

@@ -32,7 +32,7 @@ from duplicates import DuplicateSettings
 from duplicates.stage import PairJob, measured_jobs
 from export import release
 from export.assemble import assemble_release
-from export.outcome import ObjectOutcome
+from export.outcome import ObjectOutcome, OutcomeFile
 from normalize.adapters import discover
 from normalize.discovery import Candidate, skipped_files
 from normalize.sources import SourceConfig
@@ -146,7 +146,7 @@ class SourceRun:
 
     source: SourceConfig
     discovered: list[str]  # object ids, sorted
-    outcomes: list[ObjectOutcome]
+    outcomes: list[ObjectOutcome] | OutcomeFile  # a file once the build has many
     seconds: float = 0.0
     discover_seconds: float = 0.0
     skipped: dict = field(default_factory=dict)  # normalize.discovery.skipped_files
@@ -432,7 +432,7 @@ def discover_source(source: SourceConfig, progress) -> DiscoveredSource:
     return DiscoveredSource(source, candidates, time.perf_counter() - started, skipped)
 
 
-def source_run(found: DiscoveredSource, outcomes: list[ObjectOutcome], seconds: float) -> SourceRun:
+def source_run(found: DiscoveredSource, outcomes: OutcomeFile, seconds: float) -> SourceRun:
     """The SourceRun of a discovered source once its batches gave `outcomes` (in `seconds`)."""
     return SourceRun(
         found.source,
@@ -458,18 +458,19 @@ def run_sources_locally(
     worker process), without Prefect; a source's SourceRun as soon as its batches are done."""
     config, settings = staged.config, staged.settings
     batches = [(i, b) for i, f in enumerate(found) for b in source_batches(f, config)]
-    outcomes: list[list[dict]] = [[] for _ in found]
+    outcomes = [outcome_file(settings.staging, i) for i in range(len(found))]
     ended = [0.0] * len(found)
 
     stopping = threading.Event()
+    writing = threading.Lock()
 
     def run(i: int, batch: Batch) -> None:
         if stopping.is_set():
             return
         name = batch.source
-        outcomes[i].extend(
-            run_batch(batch, settings, pool, lambda o: progress.object_finished(name, o))
-        )
+        done = run_batch(batch, settings, pool, lambda o: progress.object_finished(name, o))
+        with writing:
+            outcomes[i].add(done)
         ended[i] = time.perf_counter()
 
     started = time.perf_counter()
@@ -521,6 +522,12 @@ class StagedBuild:
     seconds: dict[str, float]
 
 
+def outcome_file(staging: Path, number: int) -> OutcomeFile:
+    """The file of the `number`th source's outcomes, beside the staging folder (named like it,
+    so that `release.recover` removes it after a killed build)."""
+    return OutcomeFile(staging.with_name(f"{staging.name}-outcomes") / f"{number}.jsonl")
+
+
 @contextlib.contextmanager
 def staged_build(config: BuildConfig, called: float):
     """Lock --out, recover a killed build's leftovers, refuse a release that may not be
@@ -554,6 +561,8 @@ def staged_build(config: BuildConfig, called: float):
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+        finally:
+            shutil.rmtree(staging.with_name(f"{staging.name}-outcomes"), ignore_errors=True)
 
 
 def finish_build(staged: StagedBuild, runs: list[SourceRun], pair_runner=None) -> BuildResult:
@@ -581,10 +590,18 @@ def finish_build(staged: StagedBuild, runs: list[SourceRun], pair_runner=None) -
     )
     seconds["assemble"] = time.perf_counter() - t
     release.publish(settings.staging, config.out.absolute())
-    outcomes = [o for run in runs for o in run.outcomes]
     stages = Counter({"discover": sum(run.discover_seconds for run in runs)})
-    for o in outcomes:
-        stages.update({k: v for k, v in o.seconds.items() if k != "total"})
+    cached, computed, internal_errors, rejects = 0, [], [], []
+    for run in runs:
+        for o in run.outcomes:  # one at a time: a file's outcomes are read back
+            stages.update({k: v for k, v in o.seconds.items() if k != "total"})
+            cached += o.cached
+            if not o.cached:
+                computed.append(o.object_id)
+            if o.internal_error:
+                internal_errors.append(o.object_id)
+            if not o.accepted:
+                rejects.append(o.reject)
     seconds["stages"] = sum(v for k, v in stages.items() if k != "discover")
     seconds["total"] = time.perf_counter() - called
     stages["duplicates"] = seconds["duplicates"]
@@ -593,13 +610,13 @@ def finish_build(staged: StagedBuild, runs: list[SourceRun], pair_runner=None) -
         version=config.version,
         content_hash=content,
         info=info,
-        cached=sum(o.cached for o in outcomes),
-        computed=sorted(o.object_id for o in outcomes if not o.cached),
-        internal_errors=sorted(o.object_id for o in outcomes if o.internal_error),
+        cached=cached,
+        computed=sorted(computed),
+        internal_errors=sorted(internal_errors),
         seconds=seconds,
         source_seconds={run.source.name: run.seconds for run in runs},
         stage_seconds={**dict(sorted(stages.items())), "assemble": seconds["assemble"]},
-        rejects=[o.reject for o in outcomes if not o.accepted],
+        rejects=rejects,
     )
 
 
@@ -644,8 +661,10 @@ def check_accounting(runs: list[SourceRun]) -> None:
     """Every discovered object has exactly one outcome, per source; raise otherwise."""
     problems = []
     for run in runs:
-        seen = Counter(o.object_id for o in run.outcomes)
-        accepted = sum(o.accepted for o in run.outcomes)
+        seen, accepted = Counter(), 0
+        for o in run.outcomes:
+            seen[o.object_id] += 1
+            accepted += o.accepted
         rejected = len(run.outcomes) - accepted
         missing = sorted(set(run.discovered) - set(seen))
         extra = sorted(set(seen) - set(run.discovered))

@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
@@ -235,6 +236,39 @@ def test_accounting_mismatch_fails_loudly(demo_release, sample_library):
         check_accounting([run])
     with pytest.raises(AccountingError, match="counted twice"):
         check_accounting([SourceRun(source, ["a"], [outcome, outcome])])
+
+
+def test_finished_batches_outcomes_are_written_out_not_kept(sample_library, tmp_path, monkeypatch):
+    import gc
+    import weakref
+
+    from pipeline import build
+
+    source = load_sources(sample_library / "sources.yaml")[0]
+    ids = [f"o{k}" for k in range(40)]
+    candidates = [SimpleNamespace(object_id=i) for i in ids]
+    found = build.DiscoveredSource(source, candidates, 0.0, {})
+    made = []
+
+    def run_batch(batch, settings, pool, on_outcome):
+        outcomes = [
+            ObjectOutcome(c.object_id, source.name, "", None, True, rows={"objects": [{"n": 1.5}]})
+            for c in batch.candidates
+        ]
+        made.extend(weakref.ref(o) for o in outcomes)
+        return outcomes
+
+    monkeypatch.setattr(build, "run_batch", run_batch)
+    config = build.BuildConfig([source], tmp_path / "out", "test", batch_size=8, workers=2)
+    settings = build.BatchSettings(tmp_path / "staging", None, (), ())
+    staged = build.StagedBuild(config, settings, 0.0, {})
+    [run] = build.run_sources_locally([found], staged, None, build.NoProgress())
+    gc.collect()
+    assert len(made) == 40 and not any(ref() for ref in made), "outcomes kept in memory"
+    assert len(run.outcomes) == 40
+    read_back = sorted(run.outcomes, key=lambda o: o.object_id)
+    assert [o.object_id for o in read_back] == sorted(ids)
+    assert read_back[0].rows == {"objects": [{"n": 1.5}]} and read_back[0].accepted
 
 
 def test_plan_batches():
