@@ -15,6 +15,7 @@ import re
 import shutil
 import time
 from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -118,16 +119,42 @@ def _relative_folder(folder, base: Path | None) -> str:
     return os.path.relpath(folder, base).replace(os.sep, "/")
 
 
-def _snapshot(run) -> str:
+def _snapshot(run, per_object: dict) -> str:
     """sha256 over the source config (without its local path), its candidates, and the
-    content of every file they read (paths relative to the source root)."""
+    content of every file they read (`per_object`: source id -> `_read_files`)."""
     config = {k: v for k, v in run.source.as_dict().items() if k not in ("path", "package_roots")}
-    per_object = {}
-    for o in run.outcomes:
-        per_object[o.source_id] = sorted(
-            (_relative_to_source(run, path), digest) for path, digest in o.inputs.items()
-        )
     return sha256_hex(canonical_json({"config": config, "objects": per_object}))
+
+
+def _read_files(run, outcome) -> list[tuple[str, str]]:
+    return sorted((_relative_to_source(run, p), d) for p, d in outcome.inputs.items())
+
+
+@dataclass
+class _ReadBack:
+    """What the assembly keeps of the outcomes, read back one source at a time: the outcomes
+    without their inputs and stage seconds; per accepted object its source_files rows; per
+    source its snapshot digest and its objects (id, accepted)."""
+
+    outcomes: list[ObjectOutcome]
+    source_files: list[tuple[str, list[dict]]]
+    snapshots: list[str]
+    objects: list[list[tuple[str, bool]]]
+
+
+def _read_back(runs: list) -> _ReadBack:
+    read = _ReadBack([], [], [], [])
+    for run in runs:
+        per_object, objects = {}, []
+        for o in run.outcomes:
+            per_object[o.source_id] = _read_files(run, o)
+            objects.append((o.object_id, o.accepted))
+            if o.accepted:
+                read.source_files.append((o.object_id, _source_files(run, o)))
+            read.outcomes.append(replace(o, inputs={}, seconds={}))
+        read.snapshots.append(_snapshot(run, per_object))
+        read.objects.append(objects)
+    return read
 
 
 def find_release_duplicates(
@@ -186,7 +213,8 @@ def assemble_release(
     pair); `pair_runner`: where it measures many pairs (see `find_release_duplicates`)."""
     if duplicates is None:
         duplicates = DuplicateSettings(priority=tuple(run.source.name for run in runs))
-    outcomes = [o for run in runs for o in run.outcomes]
+    read = _read_back(runs)
+    outcomes = read.outcomes
     started = time.perf_counter()
     accepted = [o for o in outcomes if o.accepted]
     found = find_release_duplicates(staging, accepted, duplicates, pair_cache, pair_runner)
@@ -203,7 +231,11 @@ def assemble_release(
     for o in accepted:
         for name in ("objects", "joints", "links", "review"):
             tables[name].extend(o.rows.get(name, []))
-    source_of = {o.object_id: run.source for run in runs for o in run.outcomes}
+    source_of = {
+        object_id: run.source
+        for run, objects in zip(runs, read.objects, strict=True)
+        for object_id, _ in objects
+    }
     tables["rejects"] = [
         _shippable_reject(o.reject, source_of[o.object_id], staging)
         for o in outcomes
@@ -211,10 +243,9 @@ def assemble_release(
     ]
     tables["source_files"] = [
         row
-        for run in runs
-        for o in run.outcomes
-        if o.accepted and o.object_id not in found.moved_out
-        for row in _source_files(run, o)
+        for object_id, rows in read.source_files
+        if object_id not in found.moved_out
+        for row in rows
     ]
     tables["duplicates"] = found.rows
 
@@ -259,7 +290,7 @@ def assemble_release(
     previous_objects = release.read_objects(previous) if previous else None
     info = release.write_release_json(
         staging,
-        _release_info(runs, tables, version, versions, content, previous_info, found.moved_out),
+        _release_info(runs, read, tables, version, versions, content, previous_info, found),
     )
     (staging / "CHANGELOG.md").write_text(
         release.changelog_markdown(
@@ -317,22 +348,22 @@ def _statistics(arrow: dict, staging: Path) -> str:
     return write_release_statistics(objects.to_pandas(), joints.to_pandas(), staging / "plots")
 
 
-def _release_info(runs, tables, version, versions, content, previous_info, moved_out) -> dict:
+def _release_info(runs, read, tables, version, versions, content, previous_info, found) -> dict:
     objects = tables["objects"]
     joints = tables["joints"]
     sources = []
-    for run in runs:
-        accepted = sum(o.accepted and o.object_id not in moved_out for o in run.outcomes)
+    for run, snapshot, of_run in zip(runs, read.snapshots, read.objects, strict=True):
+        accepted = sum(ok and object_id not in found.moved_out for object_id, ok in of_run)
         sources.append(
             {
                 "name": run.source.name,
                 "format": run.source.format,
                 "license": run.source.license,
                 **{key: getattr(run.source, key) for key in PROVENANCE_KEYS},
-                "snapshot_sha256": _snapshot(run),
+                "snapshot_sha256": snapshot,
                 "discovered": len(run.discovered),
                 "accepted": accepted,
-                "rejected": len(run.outcomes) - accepted,
+                "rejected": len(of_run) - accepted,
                 "skipped": run.skipped,
             }
         )
