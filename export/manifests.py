@@ -25,8 +25,10 @@ import pyarrow.parquet as pq
 import schemas
 from export.digests import sha256_file, sha256_hex
 from normalize.convention import rest_bounds
+from normalize.meshes import collision_fidelity
 from normalize.mjcf_writer import MJCF_NAME
 from normalize.model import ArticulatedObject, Geometry
+from normalize.urdf_writer import SOURCE_COLLISION_NAME
 from normalize.usd_writer import USD_NAME
 from previews.render import REST
 
@@ -181,9 +183,11 @@ def joint_rows(obj: ArticulatedObject, object_id: str) -> list[dict]:
 
 
 def link_rows(obj: ArticulatedObject, object_id: str, object_dir: Path) -> list[dict]:
-    """One row per link with its inertial (link frame) and the meshes it references."""
+    """One row per link with its inertial (link frame), the meshes it references and how well
+    its collision shapes match its visual ones (`normalize.meshes.collision_fidelity`)."""
     rows = []
     for link in obj.links:
+        shapes, hausdorff, volume_ratio = collision_fidelity(link, object_dir)
         meshes = [g for g in (*link.visuals, *link.collisions) if g.kind == "mesh"]
         files = {_mesh_path(g, object_dir) for g in meshes}
         inertial = link.inertial
@@ -198,6 +202,9 @@ def link_rows(obj: ArticulatedObject, object_id: str, object_dir: Path) -> list[
                 "inertia_method": inertial.method if inertial else None,
                 "n_meshes": len(meshes),
                 "mesh_bytes": sum(p.stat().st_size for p in files if p.is_file()),
+                "collision_shapes": shapes,
+                "collision_hausdorff": hausdorff,
+                "collision_volume_ratio": volume_ratio,
             }
         )
     return rows
@@ -264,6 +271,9 @@ def object_row(
         "mjcf_sha256": files.get(MJCF_NAME),
         "usd_path": _beside(urdf_path, USD_NAME) if USD_NAME in files else None,
         "usd_sha256": files.get(USD_NAME),
+        "source_collision_path": (
+            _beside(urdf_path, SOURCE_COLLISION_NAME) if SOURCE_COLLISION_NAME in files else None
+        ),
         "assets_sha256": digest_listing(assets),
         "n_files": len(files),
         "total_bytes": sum((object_dir / name).stat().st_size for name in files),

@@ -5,6 +5,12 @@
 written model (mesh filenames relative to `out_dir`, capsules turned into meshes) and the
 changes writing made (format conversions, missing materials or textures).
 
+Collision geometry is convex or primitive: each collision mesh is written as its convex hull
+(`meshes/<name>_collision.obj`), which is what MuJoCo, PyBullet and SAPIEN collide a mesh as, so
+every simulator reads the same shape; a mesh that is convex already is written as it is. The
+source's own collision meshes stay available in `object_source_collision.urdf` beside it
+(`SOURCE_COLLISION_NAME`, written when any mesh was replaced by its hull).
+
 Floats are written with `repr`, rotations as the rpy triple that reproduces the rotation matrix
 bit for bit (see `exact_rpy`), so that `normalize.urdf.read_object` gives back the same numbers.
 Helical joints are split into a rotational joint, a massless link and a prismatic joint that
@@ -32,6 +38,7 @@ from normalize.helical import split_helical
 from normalize.meshes import (
     MIN_COLLISION_THICKNESS,
     OutputNames,
+    convex_collision,
     doubled_obj,
     flat_normal,
     geometry_bounds,
@@ -50,6 +57,8 @@ from normalize.paths import is_inside
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
 
 URDF_NAME = "object.urdf"
+#: The same object with the source's collision meshes instead of their convex hulls
+SOURCE_COLLISION_NAME = "object_source_collision.urdf"
 MESH_FOLDER = "meshes"
 EXACT_RPY_ULPS = 2
 
@@ -218,6 +227,7 @@ class Written:
     object: ArticulatedObject
     changes: list[Change]
     mesh_sources: dict[str, str] = field(default_factory=dict)
+    source_collision_path: Path | None = None
 
 
 def _rest_centre(links, poses: dict, root: Path | None) -> np.ndarray | None:
@@ -237,9 +247,11 @@ def _rest_centre(links, poses: dict, root: Path | None) -> np.ndarray | None:
 
 def _written_meshes(
     obj: ArticulatedObject, out_dir: Path, root: Path | None, sources: dict[str, str]
-) -> tuple[ArticulatedObject, list[Change]]:
-    """Write every mesh (and capsule) of `obj` under out_dir/meshes; the object with the
-    written relative filenames. `sources` receives written filename -> source mesh file."""
+) -> tuple[ArticulatedObject, ArticulatedObject | None, list[Change]]:
+    """Write every mesh (and capsule) of `obj` under out_dir/meshes; (the object with the
+    written relative filenames and convex collision meshes, the same with the source's collision
+    meshes or None when they are the same, the changes). `sources` receives written filename ->
+    source mesh file."""
     mesh_dir = out_dir / MESH_FOLDER
     names = OutputNames()
     changes: list[Change] = []
@@ -344,6 +356,8 @@ def _written_meshes(
         )
         return out
 
+    thickened: set[str] = set()
+
     def collidable(link: Link, g: Geometry, element: str) -> Geometry:
         """`g` written, or a thickened hull of it when it is too thin for a convex-hull
         collider."""
@@ -356,6 +370,7 @@ def _written_meshes(
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(g.filename).stem)
         key = f"{mesh.sha256}:{g.scale.tolist()}"
         name = write_collision_obj(*grown, mesh_dir, names, key, stem)
+        thickened.add(f"{MESH_FOLDER}/{name}")
         changes.append(
             Change(
                 "collision.thickened",
@@ -369,17 +384,44 @@ def _written_meshes(
         sources[f"{MESH_FOLDER}/{name}"] = g.filename
         return replace(g, filename=f"{MESH_FOLDER}/{name}")
 
-    links = []
+    hulled: list[str] = []
+
+    def convex(g: Geometry, out: Geometry, element: str) -> Geometry:
+        """`out` (the written `g`), or the convex hull of `g`'s mesh written in its place."""
+        if g.kind != "mesh" or out.filename in thickened:
+            return out  # a primitive (a capsule or ellipsoid mesh) or a hull: convex already
+        mesh = source_mesh(g, element)
+        hull = convex_collision(mesh)
+        if hull is None:
+            return out
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(g.filename).stem)
+        name = write_collision_obj(*hull, mesh_dir, names, f"hull:{mesh.sha256}", stem)
+        sources[f"{MESH_FOLDER}/{name}"] = g.filename
+        hulled.append(Path(g.filename).name)
+        return replace(out, filename=f"{MESH_FOLDER}/{name}")
+
+    links, source_links = [], []
     for link in obj.links:
         element = f"link {link.name}"
-        links.append(
-            replace(
-                link,
-                visuals=tuple(visual(link, g, element) for g in link.visuals),
-                collisions=tuple(collidable(link, g, element) for g in link.collisions),
-            )
+        visuals = tuple(visual(link, g, element) for g in link.visuals)
+        collisions = tuple(collidable(link, g, element) for g in link.collisions)
+        source_links.append(replace(link, visuals=visuals, collisions=collisions))
+        hulls = tuple(
+            convex(g, c, element) for g, c in zip(link.collisions, collisions, strict=True)
         )
-    return obj.replace(links=tuple(links)), changes
+        links.append(replace(link, visuals=visuals, collisions=hulls))
+    if not hulled:
+        return obj.replace(links=tuple(links)), None, changes
+    changes.append(
+        Change(
+            "collision.convex_hull",
+            f"{len(hulled)} collision mesh(es) written as their convex hulls, the shapes MuJoCo, "
+            f"PyBullet and SAPIEN collide them as ({', '.join(sorted(set(hulled))[:5])}"
+            f"{', ...' if len(set(hulled)) > 5 else ''}); {SOURCE_COLLISION_NAME} keeps the "
+            "source's collision meshes",
+        )
+    )
+    return obj.replace(links=tuple(links)), obj.replace(links=tuple(source_links)), changes
 
 
 def export_object(
@@ -391,12 +433,16 @@ def export_object(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     sources: dict[str, str] = {}
-    written_obj, changes = _written_meshes(obj, out_dir, root, sources)
+    written_obj, source_collision, changes = _written_meshes(obj, out_dir, root, sources)
     path = out_dir / URDF_NAME
     path.write_bytes(urdf_text(written_obj))
+    source_path = None
+    if source_collision is not None:
+        source_path = out_dir / SOURCE_COLLISION_NAME
+        source_path.write_bytes(urdf_text(source_collision))
     if mjcf:
         write_mjcf(written_obj, out_dir)
-    return Written(path, written_obj, changes, sources)
+    return Written(path, written_obj, changes, sources, source_path)
 
 
 def write_object(obj: ArticulatedObject, out_dir: Path, *, root: Path | None = None) -> Path:

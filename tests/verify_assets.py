@@ -3,6 +3,7 @@ them (and broken variants) into a temporary folder."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from normalize.sources import SourceConfig
@@ -130,3 +131,34 @@ def hollow_cabinet_urdf(part: str, *, faulty: bool = False) -> str:
   {joint}
 </robot>
 """
+
+
+#: The walls of `hollow_cabinet_urdf`'s carcass (size, centre), open at the front (+x), as
+#: boxes that do not overlap each other (the sides, bottom and top stop at the back wall).
+WALLS = (
+    ((0.02, 0.6, 0.8), (-0.19, 0.0, 0.4)),
+    ((0.38, 0.02, 0.8), (0.01, -0.29, 0.4)),
+    ((0.38, 0.02, 0.8), (0.01, 0.29, 0.4)),
+    ((0.38, 0.56, 0.02), (0.01, 0.0, 0.01)),
+    ((0.38, 0.56, 0.02), (0.01, 0.0, 0.79)),
+)
+
+
+def shell_obj() -> bytes:
+    """The carcass as one mesh (an OBJ of the five walls): MuJoCo collides its convex hull."""
+    import trimesh
+
+    walls = [trimesh.creation.box(extents=size) for size, _ in WALLS]
+    for wall, (_, centre) in zip(walls, WALLS, strict=True):
+        wall.apply_translation(centre)
+    out = io.BytesIO()
+    trimesh.util.concatenate(walls).export(out, file_type="obj")
+    return out.getvalue()
+
+
+def one_mesh_carcass(urdf: str) -> str:
+    """`urdf` with the carcass link's boxes replaced by the one shell mesh."""
+    start = urdf.index('<link name="carcass">') + len('<link name="carcass">')
+    end = urdf.index("</link>", start)
+    shape = '<geometry><mesh filename="shell.obj"/></geometry>'
+    return f"{urdf[:start]}<visual>{shape}</visual><collision>{shape}</collision>{urdf[end:]}"

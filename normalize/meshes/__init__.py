@@ -53,6 +53,8 @@ from normalize.meshes.bounds import geometry_bounds
 from normalize.meshes.collision import (
     FLAT_FRACTION,
     MIN_COLLISION_THICKNESS,
+    collision_fidelity,
+    convex_collision,
     doubled_obj,
     flat_normal,
     hull_width,
@@ -146,6 +148,8 @@ __all__ = [
     "counted_triangles",
     "disk_cache",
     "doubled_obj",
+    "collision_fidelity",
+    "convex_collision",
     "flat_normal",
     "generated_obj",
     "geometry_bounds",

@@ -1,14 +1,19 @@
-"""Collision meshes simulators accept: meshes thinner than `MIN_COLLISION_THICKNESS`
-thickened into a hull, flat visuals written as two layers."""
+"""Collision meshes simulators accept: every collision mesh as its convex hull (what MuJoCo,
+PyBullet and SAPIEN collide it as), meshes thinner than `MIN_COLLISION_THICKNESS` thickened into a
+hull, flat visuals written as two layers."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import trimesh
+from scipy.spatial import cKDTree
 
-from normalize.meshes.mass import SHELL_THICKNESS
+from normalize.meshes.loading import load_mesh
+from normalize.meshes.mass import MESH_DENSITY, SHELL_THICKNESS, mass_properties
+from normalize.meshes.primitives import _primitive_surface
 from normalize.meshes.store import RECENT_MESHES, Mesh, Recent
 from normalize.meshes.writing import OutputNames, _obj_text
 from normalize.timing import timed
@@ -19,6 +24,7 @@ from normalize.timing import timed
 MIN_COLLISION_THICKNESS = SHELL_THICKNESS
 _hulls = Recent(RECENT_MESHES // 4)  # hull arrays: up to a few kB each
 _thick_enough = Recent(RECENT_MESHES)  # (content, scale) -> True: collides as it is
+_convex_hulls = Recent(RECENT_MESHES // 4)  # content -> hull arrays, or None when convex already
 
 
 def hull_width(points: np.ndarray) -> float:
@@ -89,6 +95,29 @@ def thickened_collision(
             hull = trimesh.convex.convex_hull(points)
             _hulls[key] = (np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces))
         return _hulls[key]
+
+
+def convex_collision(mesh: Mesh) -> tuple[np.ndarray, np.ndarray] | None:
+    """(vertices, faces) of the convex hull of `mesh`, outward-wound, in its own units; None when
+    `mesh` is convex already (a closed mesh whose every vertex is a corner of its hull: writing
+    its hull would change nothing) or qhull refuses its points (thinner than a plate: see
+    `thickened_collision`). Cached by content."""
+    if mesh.sha256 not in _convex_hulls:
+        with timed("meshes"):
+            _convex_hulls[mesh.sha256] = _convex_collision(mesh)
+    return _convex_hulls[mesh.sha256]
+
+
+def _convex_collision(mesh: Mesh) -> tuple[np.ndarray, np.ndarray] | None:
+    try:
+        hull = trimesh.convex.convex_hull(mesh.vertices)
+    except Exception:  # qhull refuses flat and degenerate point sets
+        return None
+    if len(hull.vertices) == len(np.unique(mesh.vertices, axis=0)):
+        own = trimesh.Trimesh(mesh.vertices, mesh.faces, process=False)
+        if own.is_watertight and own.is_convex:
+            return None
+    return np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces)
 
 
 def write_collision_obj(
@@ -179,3 +208,69 @@ def doubled_obj(data: bytes, offset: np.ndarray) -> bytes:
         else:
             out.append(line)
     return b"\n".join(out) + b"\n"
+
+
+#: Points sampled on a link's collision shapes and, besides its vertices, on its visual surface
+#: for `collision_fidelity`
+FIDELITY_SAMPLES = 2048
+
+
+def collision_fidelity(link, folder: Path) -> tuple[int, float | None, float | None]:
+    """How well a written link's collision shapes (files relative to `folder`) match its visual
+    ones: (the number of collision shapes, each convex or a primitive; the one-sided Hausdorff
+    distance from the collision surface to the visual surface over the diagonal of the visual
+    box; the collision shapes' volume over the visual volume). The distance runs to the nearest
+    visual vertex or one of FIDELITY_SAMPLES points sampled on the visual faces, so it overstates
+    the exact one by at most their spacing. The volume ratio is given only where every visual
+    shape is closed, and counts overlapping collision shapes twice. None where the link has no
+    collision or no visual shapes (or they have no area)."""
+    count = len(link.collisions)
+    visual, collision = _surface(link.visuals, folder), _surface(link.collisions, folder)
+    if visual is None or collision is None:
+        return count, None, None
+    low, high = visual.bounds
+    diagonal = float(np.linalg.norm(high - low))
+    if not diagonal > 0:
+        return count, None, None
+    with timed("export"):
+        targets = np.concatenate([visual.vertices, visual.sample(FIDELITY_SAMPLES, seed=0)])
+        probes = np.concatenate([collision.vertices, collision.sample(FIDELITY_SAMPLES, seed=0)])
+        distance = float(cKDTree(targets).query(probes)[0].max())
+        volumes = {}
+        for side, shapes in (("visual", link.visuals), ("collision", link.collisions)):
+            found = [mass_properties(g, root=folder) for g in _resolved(shapes, folder)]
+            closed = all(f is not None and not f[3].endswith("hull") for f in found)
+            volumes[side] = sum(f[0] for f in found) / MESH_DENSITY if closed else None
+    ratio = None
+    if volumes["visual"] and volumes["collision"] is not None:
+        ratio = volumes["collision"] / volumes["visual"]
+    return count, distance / diagonal, ratio
+
+
+def _resolved(shapes, folder: Path) -> list:
+    """`shapes` with absolute mesh filenames."""
+    return [
+        replace(g, filename=str(folder / g.filename)) if g.kind == "mesh" else g for g in shapes
+    ]
+
+
+def _surface(shapes, folder: Path):
+    """The shapes' triangles as one trimesh in the link frame, or None when they have no area."""
+    parts = []
+    for g in shapes:
+        if g.kind == "mesh":
+            mesh = load_mesh(folder / g.filename, root=folder, element=f"file {g.filename}")
+            vertices, faces = mesh.vertices * g.scale, mesh.faces
+        else:
+            surface = _primitive_surface(g)
+            vertices, faces = np.asarray(surface.vertices), np.asarray(surface.faces)
+        parts.append((vertices @ g.origin[:3, :3].T + g.origin[:3, 3], faces))
+    if not parts:
+        return None
+    offsets = np.cumsum([0] + [len(v) for v, _ in parts[:-1]])
+    surface = trimesh.Trimesh(
+        np.concatenate([v for v, _ in parts]),
+        np.concatenate([f + k for (_, f), k in zip(parts, offsets, strict=True)]),
+        process=False,
+    )
+    return surface if surface.area > 0 else None

@@ -3,9 +3,11 @@
 For each moving joint, the joint alone is set to its lower and upper limit and half way between
 (unbounded rotations to pi/2, pi and -pi/2), everything else at rest (mimic followers take
 their coupled values). The moving side is every link that moves at one of those
-configurations, the fixed side every other link. Each link is its collision shapes (what a
-simulator collides; its visual shapes when it has none), as one triangle mesh with a
-bounding-volume hierarchy (python-fcl, built through `trimesh.collision`).
+configurations, the fixed side every other link. Each link is its collision shapes as the source
+gives them (`object_source_collision.urdf` where the shipped collision meshes are their convex
+hulls, whose surfaces would cross wherever a drawer leaves its carcass's hull; its visual shapes
+when it has none), as one triangle mesh with a bounding-volume hierarchy (python-fcl, built
+through `trimesh.collision`).
 
 A pair (moving link, fixed link) whose triangles intersect at one of the configurations but
 not at rest, and still intersect with the part moved back along its motion by the depth
@@ -39,6 +41,9 @@ import math
 
 import numpy as np
 
+from normalize.meshes import load_mesh
+from normalize.urdf import read_object
+from normalize.urdf_writer import SOURCE_COLLISION_NAME
 from verify.checks import Context, single
 from verify.checks.attachment import _primitive
 from verify.report import CheckResult
@@ -202,9 +207,28 @@ def _in_the_way(obj, scene: _Scene, motions: dict, name: str, q: float, pair) ->
     return False
 
 
+def source_collision(ctx: Context):
+    """(the object with the source's collision meshes, its meshes by file): the written
+    `object_source_collision.urdf` read back, else the shipped object."""
+    meshes = ctx.notes.get("meshes", {})
+    path = ctx.folder / SOURCE_COLLISION_NAME
+    if not path.is_file():
+        return ctx.reread, meshes
+    obj = read_object(path)
+    meshes = dict(meshes)
+    for link in obj.links:
+        for g in link.collisions:
+            if g.kind == "mesh" and g.filename not in meshes:
+                element = f"file {g.filename}"
+                meshes[g.filename] = load_mesh(
+                    ctx.folder / g.filename, root=ctx.folder, element=element
+                )
+    return obj, meshes
+
+
 def run(ctx: Context) -> list[CheckResult]:
-    obj = ctx.reread
-    scene = _Scene(obj, ctx.notes.get("meshes", {}))
+    obj, meshes = source_collision(ctx)
+    scene = _Scene(obj, meshes)
     rest = ctx.rest_poses
     depth = max(DEPTH_FRACTION * (ctx.notes.get("extent") or 0.0), DEPTH_MIN)
     frames = obj.joint_frames()
