@@ -50,7 +50,11 @@ def renormalized_differences(release: Path, out: Path) -> list[str]:
     """Normalize every object of `release/objects` again (a URDF source) and list what differs
     from the shipped object: joints, links, inertials and mesh contents."""
     source = SourceConfig(
-        name="release", format="urdf", path=Path(release) / "objects", license="release"
+        name="release",
+        format="urdf",
+        path=Path(release) / "objects",
+        license="release",
+        entry="**/object.urdf",  # not object_source_collision.urdf beside it
     )
     differences = []
     candidates = discover(source)

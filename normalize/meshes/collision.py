@@ -99,8 +99,8 @@ def thickened_collision(
 
 def convex_collision(mesh: Mesh) -> tuple[np.ndarray, np.ndarray] | None:
     """(vertices, faces) of the convex hull of `mesh`, outward-wound, in its own units; None when
-    `mesh` is convex already (a closed mesh whose every vertex is a corner of its hull: writing
-    its hull would change nothing) or qhull refuses its points (thinner than a plate: see
+    `mesh` is convex already (every vertex a corner of its hull and every face on its surface:
+    writing its hull would change nothing) or qhull refuses its points (thinner than a plate: see
     `thickened_collision`). Cached by content."""
     if mesh.sha256 not in _convex_hulls:
         with timed("meshes"):
@@ -113,11 +113,28 @@ def _convex_collision(mesh: Mesh) -> tuple[np.ndarray, np.ndarray] | None:
         hull = trimesh.convex.convex_hull(mesh.vertices)
     except Exception:  # qhull refuses flat and degenerate point sets
         return None
-    if len(hull.vertices) == len(np.unique(mesh.vertices, axis=0)):
-        own = trimesh.Trimesh(mesh.vertices, mesh.faces, process=False)
-        if own.is_watertight and own.is_convex:
-            return None
+    if len(hull.vertices) == len(np.unique(mesh.vertices, axis=0)) and _on_hull(mesh, hull):
+        return None
     return np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces)
+
+
+#: How far (over the mesh's box diagonal) a face centre may lie inside the hull and still be
+#: on its surface
+ON_HULL_TOLERANCE = 1e-9
+
+
+def _on_hull(mesh: Mesh, hull: trimesh.Trimesh) -> bool:
+    """Whether every face of `mesh` lies on the surface of its convex `hull`: its centre on one
+    of the hull's face planes (the three corners are on the hull's side of it, so they lie in
+    that plane too)."""
+    normals = np.asarray(hull.face_normals)
+    offsets = -np.einsum("ij,ij->i", normals, np.asarray(hull.triangles)[:, 0])
+    tolerance = ON_HULL_TOLERANCE * float(np.linalg.norm(np.ptp(mesh.vertices, axis=0)))
+    centres = mesh.vertices[mesh.faces].mean(axis=1)
+    for chunk in np.array_split(centres, max(1, len(centres) // 1024)):
+        if np.any((chunk @ normals.T + offsets).max(axis=1) < -tolerance):
+            return False
+    return True
 
 
 def write_collision_obj(
