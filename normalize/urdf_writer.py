@@ -227,7 +227,11 @@ class Written:
     object: ArticulatedObject
     changes: list[Change]
     mesh_sources: dict[str, str] = field(default_factory=dict)
-    source_collision_path: Path | None = None
+
+
+def _stem(filename: str) -> str:
+    """A mesh file's stem with only the characters output names keep."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(filename).stem)
 
 
 def _rest_centre(links, poses: dict, root: Path | None) -> np.ndarray | None:
@@ -367,9 +371,8 @@ def _written_meshes(
         grown = thickened_collision(mesh, g.scale, toward(link, g, mesh))
         if grown is None:
             return written(g, element)
-        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(g.filename).stem)
         key = f"{mesh.sha256}:{g.scale.tolist()}"
-        name = write_collision_obj(*grown, mesh_dir, names, key, stem)
+        name = write_collision_obj(*grown, mesh_dir, names, key, _stem(g.filename))
         thickened.add(f"{MESH_FOLDER}/{name}")
         changes.append(
             Change(
@@ -394,8 +397,7 @@ def _written_meshes(
         hull = convex_collision(mesh)
         if hull is None:
             return out
-        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(g.filename).stem)
-        name = write_collision_obj(*hull, mesh_dir, names, f"hull:{mesh.sha256}", stem)
+        name = write_collision_obj(*hull, mesh_dir, names, f"hull:{mesh.sha256}", _stem(g.filename))
         sources[f"{MESH_FOLDER}/{name}"] = g.filename
         hulled.append(Path(g.filename).name)
         return replace(out, filename=f"{MESH_FOLDER}/{name}")
@@ -436,13 +438,11 @@ def export_object(
     written_obj, source_collision, changes = _written_meshes(obj, out_dir, root, sources)
     path = out_dir / URDF_NAME
     path.write_bytes(urdf_text(written_obj))
-    source_path = None
     if source_collision is not None:
-        source_path = out_dir / SOURCE_COLLISION_NAME
-        source_path.write_bytes(urdf_text(source_collision))
+        (out_dir / SOURCE_COLLISION_NAME).write_bytes(urdf_text(source_collision))
     if mjcf:
         write_mjcf(written_obj, out_dir)
-    return Written(path, written_obj, changes, sources, source_path)
+    return Written(path, written_obj, changes, sources)
 
 
 def write_object(obj: ArticulatedObject, out_dir: Path, *, root: Path | None = None) -> Path:

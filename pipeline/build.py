@@ -146,7 +146,7 @@ class SourceRun:
 
     source: SourceConfig
     discovered: list[str]  # object ids, sorted
-    outcomes: list[ObjectOutcome] | OutcomeFile  # a file once the build has many
+    outcomes: list[ObjectOutcome] | OutcomeFile  # builds keep a file; a list in tests
     seconds: float = 0.0
     discover_seconds: float = 0.0
     skipped: dict = field(default_factory=dict)  # normalize.discovery.skipped_files
@@ -522,10 +522,15 @@ class StagedBuild:
     seconds: dict[str, float]
 
 
+def outcomes_folder(staging: Path) -> Path:
+    """Where the sources' outcomes are kept during a build: beside the staging folder, named
+    like it, so that `release.recover` removes it after a killed build."""
+    return staging.with_name(f"{staging.name}-outcomes")
+
+
 def outcome_file(staging: Path, number: int) -> OutcomeFile:
-    """The file of the `number`th source's outcomes, beside the staging folder (named like it,
-    so that `release.recover` removes it after a killed build)."""
-    return OutcomeFile(staging.with_name(f"{staging.name}-outcomes") / f"{number}.jsonl")
+    """The file of the `number`th source's outcomes (`outcomes_folder`)."""
+    return OutcomeFile(outcomes_folder(staging) / f"{number}.jsonl")
 
 
 @contextlib.contextmanager
@@ -562,7 +567,7 @@ def staged_build(config: BuildConfig, called: float):
             shutil.rmtree(staging, ignore_errors=True)
             raise
         finally:
-            shutil.rmtree(staging.with_name(f"{staging.name}-outcomes"), ignore_errors=True)
+            shutil.rmtree(outcomes_folder(staging), ignore_errors=True)
 
 
 def finish_build(staged: StagedBuild, runs: list[SourceRun], pair_runner=None) -> BuildResult:
