@@ -28,7 +28,8 @@ from normalize.mujoco_warnings import captured
 from normalize.run import normalize_candidate
 from normalize.sources import load_sources
 from verify.checks import Context, geometry, structure
-from verify.checks.mechanism import DEPTH_TOLERANCE, measure
+from verify.checks.collision import source_scene
+from verify.checks.mechanism import DEPTH_TOLERANCE, SourceMotion, measure
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -58,7 +59,8 @@ def survey(sources: list, out: Path) -> dict:
                 continue
             objects["measured"] += 1
             started = time.perf_counter()
-            measured, unjudged = measure(ctx.reread, model, ctx.notes.get("meshes", {}))
+            motion = SourceMotion(*source_scene(ctx))
+            measured, unjudged = measure(ctx.reread, model, ctx.notes.get("meshes", {}), motion)
             check_seconds.append(time.perf_counter() - started)
             objects["joints without collision geometry on one side"] += unjudged
             for m in measured:
@@ -71,6 +73,7 @@ def survey(sources: list, out: Path) -> dict:
                         "depth": round(m.depth, 6),
                         "allowed": round(m.threshold, 6),
                         "failed": m.depth > m.threshold,
+                        "allowed_by": "source motion" if m.moved else "source overlap",
                     }
                 )
     depths = np.array([j["depth"] for j in joints]) if joints else np.zeros(0)
@@ -85,8 +88,10 @@ def survey(sources: list, out: Path) -> dict:
         },
         "joints_judged": len(joints),
         "joints_failing": len(failed),
-        "joints_allowed_by_source_overlap": sum(
-            j["depth"] > DEPTH_TOLERANCE and not j["failed"] for j in joints
+        "joints_allowed_by": dict(
+            Counter(
+                j["allowed_by"] for j in joints if j["depth"] > DEPTH_TOLERANCE and not j["failed"]
+            )
         ),
         "failing_by_type": dict(Counter(j["type"] for j in failed)),
         "judged_by_type": dict(Counter(j["type"] for j in joints)),

@@ -4,7 +4,14 @@ MuJoCo, over the joint's range, on cabinets built by the tests."""
 from __future__ import annotations
 
 import pytest
-from verify_assets import hollow_cabinet_urdf, one_mesh_carcass, shell_obj, urdf_source, write
+from verify_assets import (
+    door_urdf,
+    hollow_cabinet_urdf,
+    one_mesh_carcass,
+    shell_obj,
+    urdf_source,
+    write,
+)
 
 from normalize.adapters import discover
 from normalize.run import normalize_candidate
@@ -46,13 +53,46 @@ def test_a_drawer_in_a_one_mesh_shell_penetrates_its_hull(tmp_path):
 
 
 def test_a_door_swinging_into_its_shell_fails_where_it_swings_in(tmp_path):
+    """Closed shapes (boxes): the source's own overlap is measured inside them, a few mm, not
+    how far the door swings into its carcass."""
     good = report_of(tmp_path / "good", {"cabinet.urdf": hollow_cabinet_urdf("door")})
     assert good.check("mechanism.penetration")[0].passed
     report = report_of(tmp_path / "bad", {"cabinet.urdf": hollow_cabinet_urdf("door", faulty=True)})
     [check] = report.check("mechanism.penetration")
     assert not check.passed and check.element == "joint joint_0"
     assert check.value > 0.1  # the 58 cm door swung 1.5 rad into a 40 cm deep carcass
-    assert "of its range" in check.message
+    assert "of its range" in check.message and "on past touching" not in check.message
+
+
+PLATE_OBJ = """v 0.25 -0.4 -0.5
+v 0.25 0.4 -0.5
+v 0.25 0.4 0.5
+v 0.25 -0.4 0.5
+f 1 2 3
+f 1 3 4
+"""
+
+
+def test_a_door_swung_through_an_open_mesh_is_allowed_how_far_the_source_moves_it(tmp_path):
+    """A door hinged 1 cm in front of a wall that is one open rectangle, swinging into it: the
+    wall has no inside to measure a depth in, so the allowance is how far the door moves on
+    past first touching it, and the message says the collision sweep judges that."""
+    wall = '<geometry><mesh filename="plate.obj"/></geometry>'
+    frame = f"<visual>{wall}</visual><collision>{wall}</collision>"
+    into = door_urdf(hinge_x=0.27, lower=-1.5, upper=0.0, frame_geometry=frame)
+    report = report_of(tmp_path / "into", {"cabinet.urdf": into, "plate.obj": PLATE_OBJ})
+    [check] = report.check("mechanism.penetration")
+    assert check.passed, check.message
+    assert "on past touching its parent there (collision.range judges that)" in check.message
+    # MuJoCo measures the door deep in the wall's slab; the door moved farther still past it
+    assert DEPTH_TOLERANCE < check.value < check.threshold
+    assert not report.check("collision.range")[0].passed
+
+    # the same door swinging away from the wall never touches it: nothing to allow
+    away = door_urdf(hinge_x=0.27, lower=0.0, upper=1.5, frame_geometry=frame)
+    report = report_of(tmp_path / "away", {"cabinet.urdf": away, "plate.obj": PLATE_OBJ})
+    [check] = report.check("mechanism.penetration")
+    assert check.passed and "allowed" not in check.message
 
 
 def test_a_drawer_built_into_its_side_walls_is_allowed_that_overlap_and_records_it(tmp_path):

@@ -133,14 +133,21 @@ class _Scene:
         """Whether links `a` and `b` intersect at `poses`."""
         return self._collide(poses, a, b, self.fcl.CollisionRequest(num_max_contacts=1))[0]
 
-    def span(self, poses: dict, a: str, b: str) -> float:
-        """Largest side (m) of the box around the points where the triangles of links `a` and
-        `b` intersect at `poses` (0 when they do not)."""
+    def crossings(self, poses: dict, a: str, b: str) -> np.ndarray:
+        """The points (n x 3, world) where the triangles of links `a` and `b` intersect at
+        `poses` (up to MAX_CONTACTS; none when they do not)."""
         request = self.fcl.CollisionRequest(num_max_contacts=MAX_CONTACTS, enable_contact=True)
         hit, result = self._collide(poses, a, b, request)
         if not hit:
+            return np.zeros((0, 3))
+        return np.array([contact.pos for contact in result.contacts])
+
+    def span(self, poses: dict, a: str, b: str) -> float:
+        """Largest side (m) of the box around the points where the triangles of links `a` and
+        `b` intersect at `poses` (0 when they do not)."""
+        points = self.crossings(poses, a, b)
+        if len(points) == 0:
             return 0.0
-        points = np.array([contact.pos for contact in result.contacts])
         return float((points.max(axis=0) - points.min(axis=0)).max())
 
     def contacts(self, poses: dict, moving: set[str]) -> set[tuple[str, str]]:
@@ -226,9 +233,17 @@ def source_collision(ctx: Context):
     return obj, meshes
 
 
+def source_scene(ctx: Context):
+    """(the object with the source's collision shapes, its `_Scene`), built once per object
+    (the mechanism check measures how far the source moves its parts into each other in it)."""
+    if "source_scene" not in ctx.notes:
+        obj, meshes = source_collision(ctx)
+        ctx.notes["source_scene"] = (obj, _Scene(obj, meshes))
+    return ctx.notes["source_scene"]
+
+
 def run(ctx: Context) -> list[CheckResult]:
-    obj, meshes = source_collision(ctx)
-    scene = _Scene(obj, meshes)
+    obj, scene = source_scene(ctx)
     rest = ctx.rest_poses
     depth = max(DEPTH_FRACTION * (ctx.notes.get("extent") or 0.0), DEPTH_MIN)
     frames = obj.joint_frames()

@@ -14,16 +14,25 @@ penetration depth of a contact is minus its distance.
 
 Tolerance: DEPTH_TOLERANCE (1 mm). Allowance where the source itself is built overlapping (a
 hinge pin inside its frame, a key pressed into its board, links of a robot arm nested at their
-joints): at each configuration where the penetration exceeds the tolerance, how deep the moving
-side's visual shapes (the source's geometry) lie inside the parent side's there is added to
-it: the deepest of the vertices and of points sampled on the faces of one visual shape inside
-another that is watertight, by signed distance (an open mesh has no inside and allows
-nothing). The joint's value is its penetration where it exceeds the source's own overlap the
-most, reported with the configuration and the two geoms; the threshold and message record the
-overlap allowed. So collision geometry that fills what the source leaves empty (a carcass's
-convex hull around its drawer) fails, and a part the source itself moves into its parent is
-left to `collision.range`. The allowances of `verify/allowances.py` waive the check per source
-or object as any other.
+joints), measured at each configuration where the penetration exceeds the tolerance and added to
+it, the larger of two measures:
+
+- how deep the moving side's visual shapes (the source's geometry) lie inside the parent side's:
+  the deepest of the vertices and of points sampled on the faces of one visual shape inside
+  another that is watertight, by signed distance;
+- where a visual shape of either link is open (no inside to measure in), how far the source
+  moves the part into its parent: where the two links' shapes as the source gives them (those
+  `collision.range` sweeps) intersect at that configuration but not at rest, how far the part
+  moves on past where they first touch (bisection along the motion; for a rotation, that arc
+  length at the farthest point from the axis where the shapes cross): a bucket whose handle
+  swings through its wall, a lid that opens past its back wall.
+
+The joint's value is its penetration where it exceeds the source's own overlap the most,
+reported with the configuration and the two geoms; the threshold and message record the
+overlap allowed and which measure gave it. So collision geometry that fills what the source
+leaves empty (a carcass's convex hull around its drawer) fails, and a part the source itself
+moves into its parent is left to `collision.range`. The allowances of `verify/allowances.py`
+waive the check per source or object as any other.
 
 The check is a warning (the object goes to review): with one convex hull per collision mesh,
 as MuJoCo collides them, a cabinet's carcass fills its cavities and most drawers fail. Objects
@@ -41,7 +50,11 @@ import numpy as np
 
 from verify.checks import Context, single
 from verify.checks.attachment import _primitive
-from verify.checks.collision import UNBOUNDED_ANGLES
+from verify.checks.collision import (
+    UNBOUNDED_ANGLES,
+    _travel_past_contact,
+    source_scene,
+)
 from verify.report import CheckResult
 
 DEPTH_TOLERANCE = 0.001  # metres
@@ -155,6 +168,10 @@ class SourceShapes:
                 parts.append(_Part(part, part.is_watertight, points, cKDTree(points)))
         return parts
 
+    def closed(self, links: set[str]) -> bool:
+        """Whether every visual shape of `links` is closed (has an inside to measure in)."""
+        return all(part.closed for link in links for part in self._of(link))
+
     def overlap(self, moving: set[str], fixed: set[str], poses: dict) -> float:
         """How deep (m) the moving side's visual shapes lie inside the parent side's at `poses`:
         the deepest surface point of either inside the other, where that one is watertight."""
@@ -172,6 +189,38 @@ class SourceShapes:
                             inside = other.points @ back[:3, :3].T + back[:3, 3]
                             depth = max(depth, _inside_depth(inside, one))
         return depth
+
+
+class SourceMotion:
+    """How far the source moves one part into another: the links' shapes as the source gives
+    them (`collision.range`'s scene), touching at a configuration but not at rest."""
+
+    def __init__(self, obj, scene):
+        self.obj, self.scene = obj, scene
+        self.rest = obj.link_poses()
+        self.frames = obj.joint_frames()
+
+    def travel(self, joint, q: float, pair: tuple[str, str]) -> float:
+        """How far (m) the moving link of `pair` has moved past first touching the fixed one on
+        the way from rest to `q`; for a rotation, the arc length at the farthest point from the
+        axis where their shapes cross at `q`. 0 when they touch at rest or do not touch at `q`."""
+        obj, scene = self.obj, self.scene
+        if not set(pair) <= scene.names or q == 0.0:
+            return 0.0
+        poses = obj.link_poses(obj.resolve_configuration({joint.name: q}))
+        if scene.touch(self.rest, *pair):
+            return 0.0
+        crossings = scene.crossings(poses, *pair)
+        if len(crossings) == 0:
+            return 0.0
+        radius = 1.0
+        if joint.type in ("revolute", "continuous"):
+            frame = self.frames[joint.name]  # the axis stays where it is at rest
+            axis = frame[:3, :3] @ joint.axis
+            offsets = crossings - frame[:3, 3]
+            radial = offsets - np.outer(offsets @ axis, axis)
+            radius = float(np.linalg.norm(radial, axis=1).max())
+        return _travel_past_contact(obj, scene, joint.name, q, pair, radius)
 
 
 @dataclass
@@ -224,6 +273,7 @@ class JointDepth:
     geoms: tuple[str, str] | None
     q: float
     overlap: float = 0.0
+    moved: bool = False  # the overlap is how far the source moves the part into its parent
 
     @property
     def threshold(self) -> float:
@@ -243,9 +293,10 @@ def judged_joints(obj) -> list:
     ]
 
 
-def measure(obj, model, meshes: dict) -> tuple[list[JointDepth], int]:
+def measure(obj, model, meshes: dict, motion: SourceMotion) -> tuple[list[JointDepth], int]:
     """(the deepest penetration of every judged joint, how many joints have no collision
-    geometry on one side) on a MuJoCo `model` of `obj`; `meshes`: the visual meshes by file."""
+    geometry on one side) on a MuJoCo `model` of `obj`; `meshes`: the visual meshes by file;
+    `motion`: the source's own shapes, for how far it moves parts into each other."""
     import mujoco
 
     collider = _Collider(mujoco, model)
@@ -271,11 +322,14 @@ def measure(obj, model, meshes: dict) -> tuple[list[JointDepth], int]:
         for depth, q, (a, b), geoms in sorted(found, key=_deepest_first):
             if worst.geoms is not None and depth <= worst.excess:
                 break
-            overlap = 0.0
+            overlap, moved = 0.0, False
             if depth > DEPTH_TOLERANCE:  # how much of it the source built in
                 poses = obj.link_poses(obj.resolve_configuration({joint.name: q}))
                 overlap = shapes.overlap({a}, {b}, poses)
-            candidate = JointDepth(joint, depth, geoms, q, overlap)
+                if depth > DEPTH_TOLERANCE + overlap and not shapes.closed({a, b}):
+                    travel = motion.travel(joint, q, (a, b))
+                    overlap, moved = max(overlap, travel), travel > overlap
+            candidate = JointDepth(joint, depth, geoms, q, overlap, moved)
             if worst.geoms is None or candidate.excess > worst.excess:
                 worst = candidate
         measured.append(worst)
@@ -308,18 +362,20 @@ def run(ctx: Context) -> list[CheckResult]:
                 f"{count} joints to judge, more than {MAX_JOINTS}: the mechanism check was not run",
             )
         ]
-    return _results(*measure(ctx.reread, model, ctx.notes.get("meshes", {})))
+    motion = SourceMotion(*source_scene(ctx))
+    return _results(*measure(ctx.reread, model, ctx.notes.get("meshes", {}), motion))
 
 
 def _results(measured: list[JointDepth], unjudged: int) -> list[CheckResult]:
     out, allowed = [], []
     for m in measured:
-        source = (
-            f"; the source's visual shapes already overlap by {1000 * m.overlap:.1f} mm there, "
-            f"allowed up to {1000 * m.threshold:.1f} mm"
-            if m.overlap > 0
-            else ""
+        built = (
+            f"the source moves the part {1000 * m.overlap:.1f} mm on past touching its parent "
+            "there (collision.range judges that)"
+            if m.moved
+            else f"the source's visual shapes already overlap by {1000 * m.overlap:.1f} mm there"
         )
+        source = f"; {built}, allowed up to {1000 * m.threshold:.1f} mm" if m.overlap > 0 else ""
         if m.depth <= m.threshold:
             if m.overlap > 0:
                 allowed.append(f"joint {m.joint.name} {1000 * m.depth:.1f} mm{source}")
