@@ -10,6 +10,7 @@ without importing matplotlib.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from importlib.metadata import version
@@ -132,6 +133,12 @@ def _plot_supercategories(table: pd.DataFrame, path: Path) -> None:
     _save(fig, path)
 
 
+@functools.cache
+def _matplotlib_version() -> str:
+    """The installed matplotlib's version, read without importing it."""
+    return version("matplotlib")
+
+
 def _plot_key(name: str, data: pd.Series | pd.DataFrame) -> str:
     """sha256 of what plot `name` draws: the data's index, columns, dtypes and values, the
     drawing code's PLOT_VERSION and matplotlib's version (which may change the pixels)."""
@@ -139,7 +146,7 @@ def _plot_key(name: str, data: pd.Series | pd.DataFrame) -> str:
     drawn = {
         "plot": name,
         "version": PLOT_VERSION,
-        "matplotlib": version("matplotlib"),
+        "matplotlib": _matplotlib_version(),
         "index": frame.index.to_list(),
         "columns": frame.columns.to_list(),
         "dtypes": [str(dtype) for dtype in frame.dtypes],
