@@ -200,7 +200,7 @@ def assemble_release(
     sources_file: Path | None = None,
     duplicates: DuplicateSettings | None = None,
     seconds: dict | None = None,
-    pair_cache=None,
+    cache=None,
     pair_runner=None,
 ) -> tuple[dict, str]:
     """Write manifests, plots, release.json, CHANGELOG.md, README.md, LICENSES.md, the
@@ -209,15 +209,17 @@ def assemble_release(
     `sources_file`: the sources file of the build, copied as it is (without one, the sources'
     settings are written as YAML). `duplicates`: the duplicate stage's settings (default: keep
     and flag, sources in the order of `runs`); `seconds` receives the stage's wall time under
-    "duplicates"; `pair_cache`: the duplicate stage's evidence cache (None: measure every
-    pair); `pair_runner`: where it measures many pairs (see `find_release_duplicates`)."""
+    "duplicates"; `cache`: the build's result store (`pipeline.cache.ResultStore`), which keeps
+    the duplicate stage's pair evidence and the plots (None: measure every pair and draw every
+    plot); `pair_runner`: where the duplicate stage measures many pairs (see
+    `find_release_duplicates`)."""
     if duplicates is None:
         duplicates = DuplicateSettings(priority=tuple(run.source.name for run in runs))
     read = _read_back(runs)
     outcomes = read.outcomes
     started = time.perf_counter()
     accepted = [o for o in outcomes if o.accepted]
-    found = find_release_duplicates(staging, accepted, duplicates, pair_cache, pair_runner)
+    found = find_release_duplicates(staging, accepted, duplicates, cache, pair_runner)
     if seconds is not None:
         seconds["duplicates"] = time.perf_counter() - started
     outcomes = [
@@ -282,7 +284,7 @@ def assemble_release(
         known[f"manifest/{name}.parquet"] = sha256_file(path)
     content = release.content_hash(known)
 
-    stats_md = _statistics(arrow, staging) + duplicates_section(found.rows)
+    stats_md = _statistics(arrow, staging, cache) + duplicates_section(found.rows)
     previews_md = card_section(
         staging, tables["objects"], {o.object_id: o.preview for o in accepted}
     )
@@ -339,13 +341,16 @@ def _write_splits(objects, staging: Path) -> None:
             manifests.write_table(rows, path)
 
 
-def _statistics(arrow: dict, staging: Path) -> str:
-    """The taxonomy stage's statistics: plots/*.png and their markdown for the card."""
+def _statistics(arrow: dict, staging: Path, cache) -> str:
+    """The taxonomy stage's statistics: plots/*.png (kept in `cache`, if any) and their
+    markdown for the card."""
     from taxonomy import write_release_statistics
 
     objects = arrow["objects"].select(["object_id", "category", "supercategory", "source"])
     joints = arrow["joints"].select(["object_id", "type"])
-    return write_release_statistics(objects.to_pandas(), joints.to_pandas(), staging / "plots")
+    return write_release_statistics(
+        objects.to_pandas(), joints.to_pandas(), staging / "plots", cache
+    )
 
 
 def _release_info(runs, read, tables, version, versions, content, previous_info, found) -> dict:

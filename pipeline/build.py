@@ -588,7 +588,7 @@ def finish_build(staged: StagedBuild, runs: list[SourceRun], pair_runner=None) -
         config.sources_file,
         config.duplicates,
         seconds,
-        pair_cache=None
+        cache=None
         if settings.cache_dir is None
         else ResultStore(settings.cache_dir, dict(settings.versions)["code"]),
         pair_runner=pair_runner,

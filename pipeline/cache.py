@@ -374,9 +374,10 @@ class ObjectCache:
 
 class ResultStore:
     """Small JSON results by content key under `root`/v1/results/<scope>/ (the duplicate
-    stage's pair evidence: `duplicates.stage.EvidenceCache`), each checksummed with the cache's
-    HMAC key. `scope` (the code fingerprint) keeps results of other code apart. A damaged or
-    forged result reads as missing and is recomputed."""
+    stage's pair evidence: `duplicates.stage.EvidenceCache`; the release plots' PNG bytes:
+    `taxonomy.stats`), each checksummed with the cache's HMAC key. `scope` (the code
+    fingerprint) keeps results of other code apart. A damaged or forged result reads as missing
+    and is recomputed."""
 
     def __init__(self, root: Path, scope: str):
         self.root = Path(root) / f"v{FORMAT}" / "results" / sha256_hex(scope.encode())[:16]

@@ -2,11 +2,18 @@
 
 `write_release_statistics` writes three PNG plots and returns Markdown that links them as
 `plots/<name>.png` (relative to the release root). The PNG bytes depend only on the data: fixed
-figure size and dpi, no timestamps or software version in the metadata.
+figure size and dpi, no timestamps or software version in the metadata. With a cache (the
+build's `pipeline.cache.ResultStore`), a plot whose data was drawn before is copied from it
+without importing matplotlib.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import hashlib
+import json
+from importlib.metadata import version
 from pathlib import Path
 
 import pandas as pd
@@ -24,6 +31,7 @@ PLOTS = {
     "joint_types": "joint_types.png",
     "supercategories": "supercategories_by_source.png",
 }
+PLOT_VERSION = 1  # raise when a change of the drawing code changes the PNG bytes
 
 
 def _share_rank(sizes: list[int], share: float) -> int:
@@ -125,11 +133,53 @@ def _plot_supercategories(table: pd.DataFrame, path: Path) -> None:
     _save(fig, path)
 
 
-def write_release_statistics(objects: pd.DataFrame, joints: pd.DataFrame, out_dir: Path) -> str:
+@functools.cache
+def _matplotlib_version() -> str:
+    """The installed matplotlib's version, read without importing it."""
+    return version("matplotlib")
+
+
+def _plot_key(name: str, data: pd.Series | pd.DataFrame) -> str:
+    """sha256 of what plot `name` draws: the data's index, columns, dtypes and values, the
+    drawing code's PLOT_VERSION and matplotlib's version (which may change the pixels)."""
+    frame = data.to_frame() if isinstance(data, pd.Series) else data
+    drawn = {
+        "plot": name,
+        "version": PLOT_VERSION,
+        "matplotlib": _matplotlib_version(),
+        "index": frame.index.to_list(),
+        "columns": frame.columns.to_list(),
+        "dtypes": [str(dtype) for dtype in frame.dtypes],
+        "values": frame.to_numpy().tolist(),
+    }
+    return hashlib.sha256(json.dumps(drawn, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _draw(name: str, plot, data, out_dir: Path, cache) -> None:
+    """Write plot `name` of `data` into `out_dir`: the PNG kept in `cache` for the same data,
+    else drawn by `plot` (and kept there)."""
+    path = out_dir / PLOTS[name]
+    if cache is None:
+        plot(data, path)
+        return
+    key = _plot_key(name, data)
+    stored = cache.get(key)
+    if stored is not None:
+        path.write_bytes(base64.b64decode(stored["png"]))
+        return
+    plot(data, path)
+    cache.put(key, {"png": base64.b64encode(path.read_bytes()).decode("ascii")})
+
+
+def write_release_statistics(
+    objects: pd.DataFrame, joints: pd.DataFrame, out_dir: Path, cache=None
+) -> str:
     """Write the release plots into `out_dir` and return the Markdown section that shows them.
 
     objects: one row per object with columns object_id, category, supercategory, source;
     joints: one row per joint with columns object_id, type (fixed joints included).
+    cache: where the plots' PNG bytes are kept by `_plot_key` (`get(key) -> dict | None`,
+    `put(key, dict)`: `pipeline.cache.ResultStore`), or None to draw every plot.
     The Markdown has the per-supercategory table (objects, categories, three largest
     categories with counts, ordered by size), joint-type counts, and image links
     `plots/<file>.png`."""
@@ -160,10 +210,10 @@ def write_release_statistics(objects: pd.DataFrame, joints: pd.DataFrame, out_di
     by_source = by_source.reindex([r[0] for r in rows]).reindex(sorted(by_source.columns), axis=1)
 
     if n_objects:
-        _plot_category_sizes(sizes, out_dir / PLOTS["category_sizes"])
-        _plot_supercategories(by_source, out_dir / PLOTS["supercategories"])
+        _draw("category_sizes", _plot_category_sizes, sizes, out_dir, cache)
+        _draw("supercategories", _plot_supercategories, by_source, out_dir, cache)
     if len(type_counts):
-        _plot_joint_types(type_counts, out_dir / PLOTS["joint_types"])
+        _draw("joint_types", _plot_joint_types, type_counts, out_dir, cache)
 
     lines = ["## Categories", ""]
     if n_objects:

@@ -23,6 +23,8 @@ from flows.commands import EXIT_LOCKED, EXIT_OK, EXIT_USAGE
 from normalize.sources import load_sources
 from pipeline.build import AccountingError, SourceRun, check_accounting, plan_batches
 from pipeline.cache import ObjectCache
+from taxonomy import stats
+from taxonomy.stats import PLOTS
 
 #: Each test builds a release: part of `make test`, not of `make test-fast`.
 pytestmark = pytest.mark.slow
@@ -100,13 +102,22 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
 
 
 def test_warm_rebuild_reuses_every_object_and_gives_identical_manifests(
-    builds, demo_release, sample_library
+    builds, demo_release, sample_library, monkeypatch
 ):
     result, root = demo_release
     assert result.cached == 0 and len(result.computed) == 40
+
+    def refuse():
+        raise AssertionError("a plot drawn although the cache holds it")
+
+    monkeypatch.setattr(stats, "_figure", refuse)
     warm = builds.release(sample_library, root / "warm", root / "cache")
     assert warm.cached == 40 and warm.computed == []
     assert manifests(root / "warm") == manifests(root / "release")
+    for plot in PLOTS.values():
+        assert (root / "warm" / "plots" / plot).read_bytes() == (
+            root / "release" / "plots" / plot
+        ).read_bytes()
     assert warm.content_hash == result.content_hash
     assert release.verify_checksums(root / "warm") == []
 

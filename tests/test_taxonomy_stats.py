@@ -1,12 +1,18 @@
-"""Release-card statistics: plots exist, the Table 9 style table, byte-identical reruns."""
+"""Release-card statistics: plots exist, the Table 9 style table, byte-identical reruns, plots
+kept in the build's cache by their data."""
 
 from __future__ import annotations
+
+import sys
 
 import pandas as pd
 import pytest
 
+from pipeline.cache import ResultStore
 from taxonomy import load_taxonomy, stats, write_release_statistics
 from taxonomy.stats import PLOTS, _share_rank
+
+DRAWINGS = ("_plot_category_sizes", "_plot_joint_types", "_plot_supercategories")
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +106,76 @@ def test_a_large_release_gets_a_log_axis_starting_below_one(tmp_path):
     assert ax.get_yscale() == "log"
     low, high = ax.get_ylim()
     assert low < 1 and high >= 900, "every bar, even of one object, rises above the axis start"
+
+
+def _plots(folder) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in PLOTS.values()}
+
+
+def _count_drawings(monkeypatch) -> list[str]:
+    """The names of the `_plot_*` functions called from here on, in call order."""
+    drawn = []
+    for name in DRAWINGS:
+        plot = getattr(stats, name)
+        monkeypatch.setattr(
+            stats,
+            name,
+            lambda data, path, plot=plot, name=name: drawn.append(name) or plot(data, path),
+        )
+    return drawn
+
+
+def test_cached_plots_are_written_without_drawing_or_importing_matplotlib(
+    tmp_path, frames, monkeypatch
+):
+    objects, joints = frames
+    cache = ResultStore(tmp_path / "cache", "code")
+    fresh = write_release_statistics(objects, joints, tmp_path / "fresh")
+    cold = write_release_statistics(objects, joints, tmp_path / "cold", cache)
+
+    def refuse(data, path):
+        raise AssertionError(f"{path.name} drawn although the cache holds it")
+
+    for name in DRAWINGS:
+        monkeypatch.setattr(stats, name, refuse)
+    for module in [m for m in sys.modules if m.split(".")[0] == "matplotlib"]:
+        monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
+    warm = write_release_statistics(objects, joints, tmp_path / "warm", cache)
+    shuffled = objects.sample(frac=1.0, random_state=0)  # same plotted data, other row order
+    reordered = write_release_statistics(shuffled, joints, tmp_path / "reordered", cache)
+    assert fresh == cold == warm == reordered
+    plots = _plots(tmp_path / "fresh")
+    for folder in ("cold", "warm", "reordered"):
+        assert _plots(tmp_path / folder) == plots, f"{folder}: not the bytes drawn fresh"
+
+
+def test_changed_data_redraws_only_its_plot(tmp_path, frames, monkeypatch):
+    objects, joints = frames
+    cache = ResultStore(tmp_path / "cache", "code")
+    write_release_statistics(objects, joints, tmp_path / "first", cache)
+    drawn = _count_drawings(monkeypatch)
+    fewer_joints = joints[joints["type"] != "helical"]
+    write_release_statistics(objects, fewer_joints, tmp_path / "joints", cache)
+    assert drawn == ["_plot_joint_types"]
+    drawn.clear()
+    renamed = objects.assign(source=objects["source"].replace("lib_c", "lib_d"))
+    write_release_statistics(renamed, fewer_joints, tmp_path / "sources", cache)
+    assert drawn == ["_plot_supercategories"], "the category sizes did not change"
+    drawn.clear()
+    write_release_statistics(renamed, fewer_joints, tmp_path / "fresh")
+    assert len(drawn) == 3
+    assert _plots(tmp_path / "sources") == _plots(tmp_path / "fresh")
+    first, changed = _plots(tmp_path / "first"), _plots(tmp_path / "sources")
+    assert [n for n in PLOTS.values() if first[n] != changed[n]] == [
+        PLOTS["joint_types"],
+        PLOTS["supercategories"],
+    ]
+
+
+def test_without_a_cache_every_plot_is_drawn_each_time(tmp_path, frames, monkeypatch):
+    objects, joints = frames
+    drawn = _count_drawings(monkeypatch)
+    write_release_statistics(objects, joints, tmp_path / "a")
+    write_release_statistics(objects, joints, tmp_path / "b")
+    assert sorted(drawn) == sorted(DRAWINGS * 2)
+    assert _plots(tmp_path / "a") == _plots(tmp_path / "b")
