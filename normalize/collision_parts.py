@@ -28,6 +28,7 @@ MIN_COLLISION_THICKNESS is thickened towards its shape's centre, as flat collisi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +38,9 @@ from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, si
 MAX_ROUNDS = 4
 MAX_PARTS = 32  # per collision mesh
 CLEARANCE = DEPTH_TOLERANCE / 2  # m: how far inside a box a part around it may reach
+#: The file names of the parts (`meshes/<name>_part<k>_collision.obj`, as the writer names
+#: them): made for one object's mechanisms, so no evidence that two objects share a mesh
+COLLISION_PART = re.compile(r"_part\d+_collision(?:_\d+)?\.obj$")
 
 
 def _box_corners(half: np.ndarray) -> np.ndarray:
@@ -114,19 +118,23 @@ def _points(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
 
 
 def _hull_points(vertices: np.ndarray, faces: np.ndarray, toward: np.ndarray) -> np.ndarray:
-    """The points of one part, moved copies MIN_COLLISION_THICKNESS towards `toward` added
-    across each direction they are thinner than that in (MuJoCo refuses a flat convex mesh)."""
-    from normalize.meshes.collision import MIN_COLLISION_THICKNESS
+    """The points of one part, with moved copies added while they are thinner than
+    MIN_COLLISION_THICKNESS (`hull_width`, as normalization measures a collision mesh):
+    MIN_COLLISION_THICKNESS across their thinnest direction, towards `toward`. MuJoCo refuses a
+    flat convex mesh, and normalizing the written part again then leaves it alone."""
+    from normalize.meshes.collision import MIN_COLLISION_THICKNESS, hull_width
 
+    # a hair more, so that the part is no thinner after it is moved into its mesh's frame
+    thickness = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
     points = np.unique(_points(vertices, faces), axis=0)
-    for _ in range(2):  # a plate needs one copy, a needle two
+    for _ in range(3):  # a plate needs one copy, a needle two
+        if len(points) < 3 or hull_width(points) >= thickness:
+            break
         centred = points - points.mean(axis=0)
         normal = np.linalg.svd(centred, full_matrices=False)[2][-1]
-        if np.ptp(centred @ normal) >= MIN_COLLISION_THICKNESS:
-            break
         if float(normal @ (toward - points.mean(axis=0))) < 0:
             normal = -normal
-        points = np.concatenate([points, points + normal * MIN_COLLISION_THICKNESS])
+        points = np.unique(np.concatenate([points, points + normal * thickness]), axis=0)
     return points
 
 

@@ -54,7 +54,7 @@ from normalize.meshes import (
     write_obj_copy,
     write_unit_sphere_obj,
 )
-from normalize.meshes.convex import _convex_hull
+from normalize.meshes.collision import settled_hull
 from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
 from normalize.paths import is_inside
@@ -495,24 +495,27 @@ def _with_convex_parts(
             stem = Path(c.filename).stem.removesuffix("_collision")
             for k, points in enumerate(part_points(shapes[link.name, i])):
                 local = (points @ inverse[:3, :3].T + inverse[:3, 3]) / c.scale
-                triangles = _convex_hull(local)
-                if triangles is None:
+                hull = settled_hull(local)
+                if hull is None:
                     continue
-                vertices, faces = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
+                vertices, faces = hull
                 key = hashlib.sha256(vertices.tobytes() + faces.tobytes()).hexdigest()
                 name = write_collision_obj(
                     vertices,
-                    faces.reshape(-1, 3),
+                    faces,
                     out_dir / MESH_FOLDER,
                     names,
                     f"part:{key}",
                     f"{stem}_part{k}",
                 )
-                part_name = f"{c.name}_part{k}" if c.name else None
                 sources[f"{MESH_FOLDER}/{name}"] = sources[c.filename]
-                collisions.append(replace(c, filename=f"{MESH_FOLDER}/{name}", name=part_name))
+                collisions.append(replace(c, filename=f"{MESH_FOLDER}/{name}"))
                 count += 1
             split_names.add(Path(c.filename).name)
+        if len(collisions) != len(link.collisions):  # canonical names, numbered again
+            collisions = [
+                replace(c, name=f"{link.name}_collision_{i}") for i, c in enumerate(collisions)
+            ]
         out.append(replace(link, collisions=tuple(collisions)))
     shown = ", ".join(sorted(split_names)[:5]) + (", ..." if len(split_names) > 5 else "")
     left = (
