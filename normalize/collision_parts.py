@@ -128,7 +128,7 @@ def _hull_points(vertices: np.ndarray, faces: np.ndarray, toward: np.ndarray) ->
     thickness = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
     points = np.unique(_points(vertices, faces), axis=0)
     for _ in range(3):  # a plate needs one copy, a needle two
-        if len(points) < 3 or hull_width(points) >= thickness:
+        if len(points) < 3 or hull_width(_corners(points)) >= thickness:
             break
         centred = points - points.mean(axis=0)
         normal = np.linalg.svd(centred, full_matrices=False)[2][-1]
@@ -136,6 +136,15 @@ def _hull_points(vertices: np.ndarray, faces: np.ndarray, toward: np.ndarray) ->
             normal = -normal
         points = np.unique(np.concatenate([points, points + normal * thickness]), axis=0)
     return points
+
+
+def _corners(points: np.ndarray) -> np.ndarray:
+    """The corners of the convex hull of `points` (the points themselves when qhull refuses
+    them): what the written part holds, whose width normalization measures."""
+    from normalize.meshes.convex import _convex_hull
+
+    triangles = _convex_hull(points)
+    return points if triangles is None else np.unique(triangles.reshape(-1, 3), axis=0)
 
 
 def part_points(shape: Shape) -> list[np.ndarray]:
