@@ -54,7 +54,7 @@ from normalize.meshes import (
     write_obj_copy,
     write_unit_sphere_obj,
 )
-from normalize.meshes.collision import settled_hull
+from normalize.meshes.collision import hull_width, settled_hull
 from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
 from normalize.paths import is_inside
@@ -473,6 +473,23 @@ def _collision_shapes(obj, links, out_dir: Path, source_mesh, hull_files: set[st
     return shapes
 
 
+def _thick_hull(points: np.ndarray, scale: np.ndarray, toward: np.ndarray):
+    """`settled_hull` of a part's points (mesh frame), moved copies added while its corners
+    are thinner than MIN_COLLISION_THICKNESS after `scale` (as normalizing the written part
+    measures it), towards `toward`."""
+    thickness = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
+    hull = settled_hull(points)
+    for _ in range(3):
+        if hull is None or hull_width(hull[0] * scale) >= MIN_COLLISION_THICKNESS:
+            break
+        corners = hull[0] * scale
+        normal = np.linalg.svd(corners - corners.mean(axis=0), full_matrices=False)[2][-1]
+        if float(normal @ (toward * scale - corners.mean(axis=0))) < 0:
+            normal = -normal
+        hull = settled_hull(np.concatenate([hull[0], hull[0] + normal * thickness / scale]))
+    return hull
+
+
 def _with_convex_parts(
     obj, links, out_dir: Path, names, changes: list, source_mesh, hull_files: set[str], sources
 ) -> list:
@@ -495,7 +512,8 @@ def _with_convex_parts(
             stem = Path(c.filename).stem.removesuffix("_collision")
             for k, points in enumerate(part_points(shapes[link.name, i])):
                 local = (points @ inverse[:3, :3].T + inverse[:3, 3]) / c.scale
-                hull = settled_hull(local)
+                toward = (inverse @ np.append(points.mean(axis=0), 1.0))[:3] / c.scale
+                hull = _thick_hull(local, c.scale, toward)
                 if hull is None:
                     continue
                 vertices, faces = hull
