@@ -39,6 +39,8 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial import cKDTree
 
+from normalize.collision_parts import COLLISION_PART
+
 COMMON_DIGEST = 8  # a mesh file held by more objects is a stock part, no evidence of identity
 EXTENT_TOLERANCE = 0.004  # on extents divided by the diagonal
 UNIT_TOLERANCE = 0.002  # relative, on the size ratio against a unit factor
@@ -114,7 +116,13 @@ def record_from_rows(object_row: dict, joint_rows: list[dict], files: dict, fold
     """The ObjectRecord of an accepted object from its manifest rows and folder digests
     (relative path -> sha256); `folder` is where its files are now."""
     types = [j["type"] for j in joint_rows]
-    meshes = tuple(sorted((n, d) for n, d in files.items() if n.lower().endswith(MESH_SUFFIXES)))
+    meshes = tuple(
+        sorted(
+            (n, d)
+            for n, d in files.items()
+            if n.lower().endswith(MESH_SUFFIXES) and not COLLISION_PART.search(n)
+        )
+    )
     return ObjectRecord(
         object_id=object_row["object_id"],
         source=object_row["source"],

@@ -39,7 +39,7 @@ from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link, 
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
 from normalize.urdf_writer import exact_rpy, has_limit_element
 
-CONVENTION_VERSION = "2.2.0"
+CONVENTION_VERSION = "2.3.0"
 ROOT_NAME = "base"
 #: A link whose meshes, weighed as solids at the convention's density, exceed this is taken
 #: for hollow and weighed as walls (`_computed_inertial`): 25 litres of solid material is

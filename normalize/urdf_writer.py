@@ -24,6 +24,7 @@ extension, ignored by other parsers) lets MuJoCo load massless intermediate link
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import re
@@ -34,7 +35,9 @@ import numpy as np
 from lxml import etree
 
 from normalize.changes import Change
+from normalize.collision_parts import PRIMITIVE_CORNERS, Shape, clear_mechanisms, part_points
 from normalize.helical import split_helical
+from normalize.mechanism import DEPTH_TOLERANCE
 from normalize.meshes import (
     MIN_COLLISION_THICKNESS,
     OutputNames,
@@ -51,9 +54,11 @@ from normalize.meshes import (
     write_obj_copy,
     write_unit_sphere_obj,
 )
+from normalize.meshes.collision import hull_width, settled_hull
 from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
 from normalize.paths import is_inside
+from normalize.timing import timed
 from normalize.transforms import matrix_to_rpy, rpy_to_matrix
 
 URDF_NAME = "object.urdf"
@@ -388,6 +393,7 @@ def _written_meshes(
         return replace(g, filename=f"{MESH_FOLDER}/{name}")
 
     hulled: list[str] = []
+    hull_files: set[str] = set()
 
     def convex(g: Geometry, out: Geometry, element: str) -> Geometry:
         """`out` (the written `g`), or the convex hull of `g`'s mesh written in its place."""
@@ -400,6 +406,7 @@ def _written_meshes(
         name = write_collision_obj(*hull, mesh_dir, names, f"hull:{mesh.sha256}", _stem(g.filename))
         sources[f"{MESH_FOLDER}/{name}"] = g.filename
         hulled.append(Path(g.filename).name)
+        hull_files.add(f"{MESH_FOLDER}/{name}")
         return replace(out, filename=f"{MESH_FOLDER}/{name}")
 
     links, source_links = [], []
@@ -423,7 +430,126 @@ def _written_meshes(
             "source's collision meshes",
         )
     )
+    links = _with_convex_parts(
+        obj, links, out_dir, names, changes, source_mesh, hull_files, sources
+    )
+    referenced = {g.filename for link in links for g in (*link.visuals, *link.collisions)}
+    for filename in hull_files - referenced:  # hulls now shipped as their parts
+        (out_dir / filename).unlink()
+        sources.pop(filename, None)
     return obj.replace(links=tuple(links)), obj.replace(links=tuple(source_links)), changes
+
+
+def _collision_shapes(obj, links, out_dir: Path, source_mesh, hull_files: set[str]) -> dict:
+    """Every collision shape of the written `links` by (link, index), for the convex parts:
+    the hulls we wrote (`hull_files`) as their source meshes' triangles (to split), the others
+    as written."""
+    shapes = {}
+    visual_files = {
+        link.name: {g.filename for g in link.visuals if g.kind == "mesh"} for link in obj.links
+    }
+    for source_link, link in zip(obj.links, links, strict=True):
+        for i, (g, c) in enumerate(zip(source_link.collisions, link.collisions, strict=True)):
+            if c.kind in PRIMITIVE_CORNERS:
+                corners = PRIMITIVE_CORNERS[c.kind](c.size)
+                points = corners @ c.origin[:3, :3].T + c.origin[:3, 3]
+                shapes[link.name, i] = Shape(
+                    link.name, points, primitive=(c.kind, c.size, c.origin)
+                )
+                continue
+            if c.kind != "mesh":
+                continue
+            # ours to split: a hull of one of the link's visual meshes (the source's collision
+            # is its visual); collision meshes the source made for collision keep their hulls
+            hull = c.filename in hull_files and g.filename in visual_files[link.name]
+            mesh = (
+                source_mesh(g, f"link {link.name}")
+                if hull
+                else load_mesh(out_dir / c.filename, root=out_dir, element=f"file {c.filename}")
+            )
+            vertices = (mesh.vertices * c.scale) @ c.origin[:3, :3].T + c.origin[:3, 3]
+            parts = [(vertices, np.asarray(mesh.faces))] if hull else []
+            shapes[link.name, i] = Shape(link.name, vertices, parts)
+    return shapes
+
+
+def _thick_hull(points: np.ndarray, scale: np.ndarray, toward: np.ndarray):
+    """`settled_hull` of a part's points (mesh frame), moved copies added while its corners
+    are thinner than MIN_COLLISION_THICKNESS after `scale` (as normalizing the written part
+    measures it), towards `toward`."""
+    thickness = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
+    hull = settled_hull(points)
+    for _ in range(3):
+        if hull is None or hull_width(hull[0] * scale) >= MIN_COLLISION_THICKNESS:
+            break
+        corners = hull[0] * scale
+        normal = np.linalg.svd(corners - corners.mean(axis=0), full_matrices=False)[2][-1]
+        if float(normal @ (toward * scale - corners.mean(axis=0))) < 0:
+            normal = -normal
+        hull = settled_hull(np.concatenate([hull[0], hull[0] + normal * thickness / scale]))
+    return hull
+
+
+def _with_convex_parts(
+    obj, links, out_dir: Path, names, changes: list, source_mesh, hull_files: set[str], sources
+) -> list:
+    """`links` with the hulls split into convex parts where moving parts need the room
+    (`normalize.collision_parts`), the split recorded in `changes`; `sources` receives each
+    part's source mesh file."""
+    with timed("collision"):
+        shapes = _collision_shapes(obj, links, out_dir, source_mesh, hull_files)
+        cleared = clear_mechanisms(obj, shapes)
+    if cleared is None or not cleared.parts:
+        return links
+    out, split_names, count = [], set(), 0
+    for link in links:
+        collisions = []
+        for i, c in enumerate(link.collisions):
+            if (link.name, i) not in cleared.parts:
+                collisions.append(c)
+                continue
+            inverse = np.linalg.inv(c.origin)
+            stem = Path(c.filename).stem.removesuffix("_collision")
+            for k, points in enumerate(part_points(shapes[link.name, i])):
+                local = (points @ inverse[:3, :3].T + inverse[:3, 3]) / c.scale
+                toward = (inverse @ np.append(points.mean(axis=0), 1.0))[:3] / c.scale
+                hull = _thick_hull(local, c.scale, toward)
+                if hull is None:
+                    continue
+                vertices, faces = hull
+                key = hashlib.sha256(vertices.tobytes() + faces.tobytes()).hexdigest()
+                name = write_collision_obj(
+                    vertices,
+                    faces,
+                    out_dir / MESH_FOLDER,
+                    names,
+                    f"part:{key}",
+                    f"{stem}_part{k}",
+                )
+                sources[f"{MESH_FOLDER}/{name}"] = sources[c.filename]
+                collisions.append(replace(c, filename=f"{MESH_FOLDER}/{name}"))
+                count += 1
+            split_names.add(Path(c.filename).name)
+        if len(collisions) != len(link.collisions):  # canonical names, numbered again
+            collisions = [
+                replace(c, name=f"{link.name}_collision_{i}") for i, c in enumerate(collisions)
+            ]
+        out.append(replace(link, collisions=tuple(collisions)))
+    shown = ", ".join(sorted(split_names)[:5]) + (", ..." if len(split_names) > 5 else "")
+    left = (
+        f"; {cleared.contacts_left} contact(s) deeper than {1000 * DEPTH_TOLERANCE:g} mm left "
+        f"after {cleared.rounds} round(s)"
+        if cleared.contacts_left
+        else ""
+    )
+    changes.append(
+        Change(
+            "collision.convex_parts",
+            f"{len(split_names)} convex hull(s) split into {count} convex parts so that the moving "
+            f"parts clear them at rest and over their ranges ({shown}){left}",
+        )
+    )
+    return out
 
 
 def export_object(

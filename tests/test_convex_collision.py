@@ -1,7 +1,8 @@
 """Convex collision geometry: each collision mesh ships as its convex hull (what MuJoCo, PyBullet
-and SAPIEN collide it as), the source's collision meshes stay in object_source_collision.urdf,
-links.parquet says how far each link's collision reaches beyond its visual shapes, and the
-collision sweep still judges the source's meshes."""
+and SAPIEN collide it as), split into convex parts where a moving part needs the room, the
+source's collision meshes stay in object_source_collision.urdf, links.parquet says how far each
+link's collision reaches beyond its visual shapes, and the collision sweep still judges the
+source's meshes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from verify_assets import hollow_cabinet_urdf, one_mesh_carcass, shell_obj, urdf
 
 from export.manifests import link_rows
 from normalize.adapters import discover
+from normalize.mechanism import DEPTH_TOLERANCE
 from normalize.run import normalize_candidate
 from normalize.urdf import read_object
 from normalize.urdf_writer import SOURCE_COLLISION_NAME
@@ -31,9 +33,11 @@ def collision_file(urdf, link: str) -> str:
     return shape.filename
 
 
-def one_mesh_cabinet(tmp_path, name: str = "src"):
+def one_mesh_cabinet(tmp_path, name: str = "src", part: str = "door"):
+    """The carcass as one mesh with a door in front of it (its hull stays whole: the door never
+    enters it) or a drawer inside it (its hull is split so that the drawer fits)."""
     files = {
-        "cabinet.urdf": one_mesh_carcass(hollow_cabinet_urdf("drawer")),
+        "cabinet.urdf": one_mesh_carcass(hollow_cabinet_urdf(part)),
         "shell.obj": shell_obj(),
     }
     return normalized(tmp_path, files, name)
@@ -94,43 +98,89 @@ def test_links_record_how_far_collision_reaches_beyond_the_visual_shapes(tmp_pat
     a tube's hull fills its bore (its volume ratio is R^2 / (R^2 - r^2))."""
     tube = trimesh.creation.annulus(r_min=0.1, r_max=0.2, height=0.15).export(file_type="obj")
     shape = '<geometry><mesh filename="tube.obj"/></geometry>'
-    urdf = one_mesh_carcass(hollow_cabinet_urdf("drawer"))
-    start = urdf.index('<link name="drawer">') + len('<link name="drawer">')
-    end = urdf.index("</link>", start)
-    urdf = f"{urdf[:start]}<visual>{shape}</visual><collision>{shape}</collision>{urdf[end:]}"
+    urdf = one_mesh_carcass(hollow_cabinet_urdf("door")).replace(
+        "</robot>",
+        f'<link name="tube"><visual>{shape}</visual><collision>{shape}</collision></link>'
+        '<joint name="beside" type="prismatic"><origin xyz="3 0 0"/><parent link="carcass"/>'
+        '<child link="tube"/><axis xyz="1 0 0"/>'
+        '<limit lower="0" upper="0.1" effort="1" velocity="1"/></joint></robot>',
+    )
     result, _ = normalized(
         tmp_path, {"cabinet.urdf": urdf, "shell.obj": shell_obj(), "tube.obj": tube}
     )
     folder = result.urdf_path.parent
     rows = {r["link_name"]: r for r in link_rows(result.object, "lib__cab", folder)}
-    carcass, drawer = rows["base"], rows["link_0"]  # canonical link names
+    carcass = rows["base"]  # canonical link names
+    tube = max(rows.values(), key=lambda r: r["collision_volume_ratio"] or 0.0)  # the tube
     assert carcass["collision_shapes"] == 1
     diagonal = float(np.linalg.norm([0.4, 0.6, 0.8]))
     assert carcass["collision_hausdorff"] == pytest.approx(0.28 / diagonal, abs=0.02)
     assert carcass["collision_volume_ratio"] is None  # walls touching: no closed visual mesh
-    assert drawer["collision_shapes"] == 1
-    assert drawer["collision_volume_ratio"] == pytest.approx(0.2**2 / (0.2**2 - 0.1**2), rel=0.02)
+    assert tube["collision_shapes"] == 1
+    assert tube["collision_volume_ratio"] == pytest.approx(0.2**2 / (0.2**2 - 0.1**2), rel=0.02)
     tube_diagonal = float(np.linalg.norm([0.4, 0.4, 0.15]))  # sampled: within 2 cm
-    assert drawer["collision_hausdorff"] == pytest.approx(
+    assert tube["collision_hausdorff"] == pytest.approx(
         0.1 / tube_diagonal, abs=0.02 / tube_diagonal
     )
 
 
 def test_the_collision_sweep_judges_the_source_collision_meshes(tmp_path):
-    """The drawer slides out through the hull's front face: the hull's triangles would cross the
-    drawer's, so the sweep reads object_source_collision.urdf, where it leaves the walls."""
+    """The door swings out past the carcass's hull; the sweep reads object_source_collision.urdf
+    (the source's meshes), and the hull it would read otherwise is the shipped collision."""
     pytest.importorskip("mujoco")
     result, source = one_mesh_cabinet(tmp_path)
-    report = verify_object(result, source)
-    [swept] = report.check("collision.range")
-    assert swept.passed, swept.message
-    [penetration] = report.check("mechanism.penetration")
-    assert not penetration.passed  # MuJoCo collides the hull, which fills the cavity
-
-    (result.urdf_path.parent / SOURCE_COLLISION_NAME).unlink()
     ctx = Context(result=result, source=source, reread=read_object(result.urdf_path))
-    from verify.checks import geometry
+    obj, meshes = collision.source_collision(ctx)
+    assert [g.filename for g in obj.link_map["base"].collisions] == ["meshes/shell.obj"]
+    assert collision_file(result.urdf_path, "base").endswith("_collision.obj")
+    report = verify_object(result, source)
+    assert report.check("collision.range")[0].passed
+    assert report.check("mechanism.penetration")[0].passed
 
-    geometry.run(ctx)
-    [on_hulls] = [c for c in collision.run(ctx) if c.id == "collision.range"]
-    assert not on_hulls.passed and on_hulls.element == "joint joint_0"
+
+def test_a_one_mesh_carcass_ships_as_convex_parts_that_clear_its_drawer(tmp_path):
+    """Its hull would fill the cavity the drawer sits in (27.5 cm deep at rest): the carcass
+    ships as convex parts around the drawer instead, recorded, and normalizing the written
+    object again keeps them byte for byte."""
+    pytest.importorskip("mujoco")
+    result, source = one_mesh_cabinet(tmp_path, part="drawer")
+    folder = result.urdf_path.parent
+    parts = [g.filename for g in read_object(result.urdf_path).link_map["base"].collisions]
+    assert len(parts) > 5 and all("_part" in name for name in parts)
+    shell_hull = trimesh.load(folder / "meshes" / "shell.obj", force="mesh").convex_hull
+    volume = 0.0
+    for name in parts:
+        part = trimesh.load(folder / name, force="mesh")
+        assert part.is_watertight and part.is_convex
+        volume += part.volume
+    assert volume < 0.5 * shell_hull.volume  # the walls, not the box around them
+    assert not (folder / "meshes" / "shell_collision.obj").exists()  # no unused whole hull
+    assert collision_file(folder / SOURCE_COLLISION_NAME, "base") == "meshes/shell.obj"
+    [change] = [c for c in result.changes if c.code == "collision.convex_parts"]
+    assert f"into {len(parts)} convex parts" in change.message and "left" not in change.message
+    [check] = verify_object(result, source).check("mechanism.penetration")
+    assert check.passed and check.value <= DEPTH_TOLERANCE
+
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*.obj")}
+    files["cabinet.urdf"] = result.urdf_path.read_text()
+    again, _ = normalized(tmp_path, files, "again")
+    shipped = [g.filename for g in read_object(again.urdf_path).link_map["base"].collisions]
+    assert shipped == parts
+    for name in parts:
+        assert (again.urdf_path.parent / name).read_bytes() == (folder / name).read_bytes()
+
+
+def test_a_collision_mesh_the_source_made_for_collision_keeps_its_hull(tmp_path):
+    """The same carcass whose collision mesh is its own file (as a robot's are): the source
+    designed it for collision, so it ships as its hull, and the check says the drawer is in it."""
+    pytest.importorskip("mujoco")
+    urdf = one_mesh_carcass(hollow_cabinet_urdf("drawer")).replace(
+        '<collision><geometry><mesh filename="shell.obj"/>',
+        '<collision><geometry><mesh filename="shell_for_collision.obj"/>',
+    )
+    files = {"cabinet.urdf": urdf, "shell.obj": shell_obj(), "shell_for_collision.obj": shell_obj()}
+    result, source = normalized(tmp_path, files)
+    assert collision_file(result.urdf_path, "base").endswith("_collision.obj")
+    assert "collision.convex_parts" not in {c.code for c in result.changes}
+    [check] = verify_object(result, source).check("mechanism.penetration")
+    assert not check.passed and check.value == pytest.approx(0.275, abs=0.01)

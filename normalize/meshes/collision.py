@@ -4,7 +4,7 @@ hull, flat visuals written as two layers."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -119,6 +119,33 @@ def _convex_collision(mesh: Mesh) -> tuple[np.ndarray, np.ndarray] | None:
     if len(vertices) == len(points) and _on_hull(mesh, vertices, faces):
         return None
     return vertices, faces
+
+
+def settled_hull(points: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(vertices, faces) of the convex hull of `points` that `convex_collision` keeps as it is
+    (qhull's hull of a thin point set can keep a point its next hull drops: hulled again until
+    it settles, at most 3 times), so normalizing the written mesh again changes nothing; None
+    when qhull refuses the points."""
+    found = None
+    for _ in range(3):
+        triangles = _convex_hull(points)
+        if triangles is None:
+            return found
+        vertices, faces = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
+        found = vertices, faces.reshape(-1, 3)
+        again = _convex_collision(_Arrays(*found))
+        if again is None:
+            return found
+        points = again[0]
+    return found
+
+
+@dataclass
+class _Arrays:
+    """A mesh's vertices and faces, as `_convex_collision` reads them."""
+
+    vertices: np.ndarray
+    faces: np.ndarray
 
 
 #: How far (over the mesh's box diagonal) a face centre may lie inside the hull and still be

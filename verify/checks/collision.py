@@ -41,6 +41,7 @@ import math
 
 import numpy as np
 
+from normalize.mechanism import UNBOUNDED_ANGLES
 from normalize.meshes import load_mesh
 from normalize.urdf import read_object
 from normalize.urdf_writer import SOURCE_COLLISION_NAME
@@ -48,7 +49,6 @@ from verify.checks import Context, single
 from verify.checks.attachment import _primitive
 from verify.report import CheckResult
 
-UNBOUNDED_ANGLES = (math.pi / 2, math.pi, -math.pi / 2)
 MAX_REACH_POINTS = 2048
 #: How deep a part must go, along its own motion, before a new contact counts: this fraction of
 #: the object's largest extent, at least DEPTH_MIN (the attachment check's tolerance).

@@ -34,10 +34,11 @@ leaves empty (a carcass's convex hull around its drawer) fails, and a part the s
 moves into its parent is left to `collision.range`. The allowances of `verify/allowances.py`
 waive the check per source or object as any other.
 
-The check is a warning (the object goes to review): with one convex hull per collision mesh,
-as MuJoCo collides them, a cabinet's carcass fills its cavities and most drawers fail. Objects
-with more than MAX_JOINTS judged joints are skipped (`mechanism.skipped`, info), as are objects
-MuJoCo did not compile (the simulator checks say why).
+The check is a warning (the object goes to review): normalization splits the hulls that keep a
+mechanism from moving into convex parts (`normalize.collision_parts`), within its limits; what
+it leaves is judged here. Objects with more than MAX_JOINTS judged joints are skipped
+(`mechanism.skipped`, info), as are objects MuJoCo did not compile (the simulator checks say
+why).
 """
 
 from __future__ import annotations
@@ -48,49 +49,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, sides
 from verify.checks import Context, single
 from verify.checks.attachment import _primitive
-from verify.checks.collision import (
-    UNBOUNDED_ANGLES,
-    _travel_past_contact,
-    source_scene,
-)
+from verify.checks.collision import _travel_past_contact, source_scene
 from verify.report import CheckResult
 
-DEPTH_TOLERANCE = 0.001  # metres
-FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
 MAX_JOINTS = 256
 #: Vertices of a visual shape, and as many points sampled on its faces, tested against
 #: another's inside (the source-built overlap)
 OVERLAP_POINTS = 4096
 DEEPEST_CANDIDATES = 16  # inside points whose exact depth is computed
-JUDGED_TYPES = ("prismatic", "revolute", "continuous")
-
-
-def joint_values(joint) -> tuple[float, ...] | None:
-    """Rest and the coordinates one joint is checked at, None for a free body."""
-    if math.isfinite(joint.lower):
-        values = [joint.lower + f * (joint.upper - joint.lower) for f in FRACTIONS]
-    elif joint.type == "prismatic":
-        return None
-    else:
-        values = list(UNBOUNDED_ANGLES)
-    return tuple(dict.fromkeys([0.0, *values]))
-
-
-def _rigid_group(obj, link: str, exclude: set[str]) -> set[str]:
-    """`link` and every link joined to it by fixed joints, up or down, outside `exclude`."""
-    group, stack = {link}, [link]
-    while stack:
-        name = stack.pop()
-        for j in obj.joints:
-            if j.type != "fixed":
-                continue
-            other = j.child if j.parent == name else j.parent if j.child == name else None
-            if other is not None and other not in group and other not in exclude:
-                group.add(other)
-                stack.append(other)
-    return group
 
 
 class _Collider:
@@ -285,14 +254,6 @@ class JointDepth:
         return self.depth - self.overlap
 
 
-def judged_joints(obj) -> list:
-    return [
-        j
-        for j in obj.moving_joints
-        if j.mimic is None and j.type in JUDGED_TYPES and joint_values(j) is not None
-    ]
-
-
 def measure(obj, model, meshes: dict, motion: SourceMotion) -> tuple[list[JointDepth], int]:
     """(the deepest penetration of every judged joint, how many joints have no collision
     geometry on one side) on a MuJoCo `model` of `obj`; `meshes`: the visual meshes by file;
@@ -303,8 +264,7 @@ def measure(obj, model, meshes: dict, motion: SourceMotion) -> tuple[list[JointD
     shapes = SourceShapes(obj, meshes)
     measured, unjudged = [], 0
     for joint in judged_joints(obj):
-        moving_links = set(obj._subtree_links(joint.child))
-        fixed_links = _rigid_group(obj, joint.parent, moving_links)
+        moving_links, fixed_links = sides(obj, joint)
         moving, fixed = collider.bodies(moving_links), collider.bodies(fixed_links)
         if not (moving & collider.colliding_bodies and fixed & collider.colliding_bodies):
             unjudged += 1

@@ -1,0 +1,388 @@
+"""Convex collision parts that let an object's mechanisms move.
+
+MuJoCo, PyBullet and SAPIEN collide each collision mesh as its convex hull, so a carcass modelled
+as one mesh fills its own cavities: its drawers cannot close into it. Here the collision meshes
+whose hulls we made (`normalize.meshes.convex_collision`) are split into convex parts where a
+moving part needs the room, judged exactly as the `mechanism.penetration` check judges them:
+every driving joint alone at rest and at the sampled points of its range
+(`normalize.mechanism`), MuJoCo's collision pipeline on the object's collision shapes, parent
+filtering off.
+
+Each round, every contact deeper than DEPTH_TOLERANCE between the moving side and the parent
+side splits one of its two shapes (deepest contacts first, each shape once per round):
+
+- a shape of ours is cut by the box around the other shape, in the other's link frame, grown by
+  nothing and shrunk by CLEARANCE: the part inside the box and up to six parts around it (the
+  slabs of the box's complement, each a convex region, so each part's hull stays outside the
+  box but for CLEARANCE). A drawer's box cuts its carcass into the walls around it.
+- where neither shape's box separates anything (one lies inside the other's box), the larger
+  shape of ours is cut in two across the middle of its longest side.
+
+Rounds stop when no contact is deeper than DEPTH_TOLERANCE, after MAX_ROUNDS, or when a shape
+would have more than MAX_PARTS parts. What is left is the source's own overlap (parts built
+into each other or touching at rest, which no decomposition separates) or beyond those limits;
+the check judges it. Shapes as the source gives them (primitives, meshes convex already) are
+never cut. Each part is written as its convex hull; a part thinner than
+MIN_COLLISION_THICKNESS is thickened towards its shape's centre, as flat collision meshes are.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, sides
+
+MAX_ROUNDS = 4
+MAX_PARTS = 32  # per collision mesh
+CLEARANCE = DEPTH_TOLERANCE / 2  # m: how far inside a box a part around it may reach
+#: The file names of the parts (`meshes/<name>_part<k>_collision.obj`, as the writer names
+#: them): made for one object's mechanisms, so no evidence that two objects share a mesh
+COLLISION_PART = re.compile(r"_part\d+_collision(?:_\d+)?\.obj$")
+
+
+def _box_corners(half: np.ndarray) -> np.ndarray:
+    return np.array(np.meshgrid(*zip(-half, half, strict=True))).reshape(3, -1).T
+
+
+#: The corners of the box around each primitive URDF keeps (its own frame)
+PRIMITIVE_CORNERS = {
+    "box": lambda size: _box_corners(np.asarray(size, dtype=float) / 2.0),
+    "sphere": lambda size: _box_corners(np.full(3, float(size[0]))),
+    "cylinder": lambda size: _box_corners(np.array([size[0], size[0], size[1] / 2.0])),
+}
+
+
+@dataclass
+class Shape:
+    """One collision shape of a link, in the link frame: its points (a primitive's box corners),
+    and, for a mesh whose hull we made, its triangles split into parts (`parts`: (vertices,
+    faces) each, the whole mesh at first)."""
+
+    link: str
+    points: np.ndarray
+    parts: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    primitive: tuple[str, tuple, np.ndarray] | None = None  # (kind, size, origin)
+
+    @property
+    def ours(self) -> bool:
+        return bool(self.parts)
+
+
+@dataclass
+class Cleared:
+    """What the splitting did: per shape key, the parts' points (link frame) where it split it;
+    the rounds run and the contacts deeper than DEPTH_TOLERANCE left after them."""
+
+    parts: dict[object, list[np.ndarray]]
+    rounds: int
+    contacts_left: int
+
+
+def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
+    """Split the shapes of ours (`shapes`: every collision shape of `obj` by a key) until no
+    moving part penetrates its parent's deeper than DEPTH_TOLERANCE, within the limits above.
+    None when MuJoCo is not installed or `obj` has no joint to judge."""
+    try:
+        import mujoco
+    except ImportError:
+        return None
+    joints = judged_joints(obj)
+    if not joints or not any(s.ours for s in shapes.values()):
+        return None
+    split: set[object] = set()
+    rounds, contacts = 0, []
+    while True:
+        pieces = [(key, k) for key, s in shapes.items() for k in range(max(1, len(s.parts)))]
+        model = _model(mujoco, obj, shapes, pieces)
+        contacts = _contacts(mujoco, model, obj, joints)
+        if not contacts or rounds == MAX_ROUNDS:
+            break
+        rounds += 1
+        if not _split_round(shapes, contacts, pieces, split):
+            break
+        # a part's hull lies inside the hull it was cut from: only joints in contact can be
+        joints = [j for j in joints if any(c.joint == j.name for c in contacts)]
+    parts = {
+        key: [_points(v, f) for v, f in shapes[key].parts]
+        for key in split
+        if len(shapes[key].parts) > 1
+    }
+    return Cleared(parts, rounds, len(contacts))
+
+
+def _points(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    return vertices[np.unique(faces)]
+
+
+def _hull_points(vertices: np.ndarray, faces: np.ndarray, toward: np.ndarray) -> np.ndarray:
+    """The points of one part, with moved copies added while they are thinner than
+    MIN_COLLISION_THICKNESS (`hull_width`, as normalization measures a collision mesh):
+    MIN_COLLISION_THICKNESS across their thinnest direction, towards `toward`. MuJoCo refuses a
+    flat convex mesh, and normalizing the written part again then leaves it alone."""
+    from normalize.meshes.collision import MIN_COLLISION_THICKNESS, hull_width
+
+    # a hair more, so that the part is no thinner after it is moved into its mesh's frame
+    thickness = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
+    points = np.unique(_points(vertices, faces), axis=0)
+    for _ in range(3):  # a plate needs one copy, a needle two
+        if len(points) < 3 or hull_width(_corners(points)) >= thickness:
+            break
+        centred = points - points.mean(axis=0)
+        normal = np.linalg.svd(centred, full_matrices=False)[2][-1]
+        if float(normal @ (toward - points.mean(axis=0))) < 0:
+            normal = -normal
+        points = np.unique(np.concatenate([points, points + normal * thickness]), axis=0)
+    return points
+
+
+def _corners(points: np.ndarray) -> np.ndarray:
+    """The corners of the convex hull of `points` (the points themselves when qhull refuses
+    them): what the written part holds, whose width normalization measures."""
+    from normalize.meshes.convex import _convex_hull
+
+    triangles = _convex_hull(points)
+    return points if triangles is None else np.unique(triangles.reshape(-1, 3), axis=0)
+
+
+def part_points(shape: Shape) -> list[np.ndarray]:
+    """The points of each part of a split shape, thickened where flat (link frame)."""
+    centre = shape.points.mean(axis=0)
+    return [_hull_points(v, f, centre) for v, f in shape.parts]
+
+
+def _model(mujoco, obj, shapes: dict, pieces: list):
+    """A MuJoCo model of `obj` with every piece as a geom named by its index in `pieces`."""
+    spec = mujoco.MjSpec()
+    spec.compiler.degree = False
+    bodies = {obj.root: spec.worldbody.add_body(name=obj.root)}
+    for joint in obj.joints_topological:
+        body = bodies[joint.parent].add_body(name=joint.child)
+        body.pos = joint.origin[:3, 3]
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, joint.origin[:3, :3].ravel())
+        body.quat = quat
+        bodies[joint.child] = body
+        if joint.moving:
+            added = body.add_joint(name=joint.name, axis=joint.axis)
+            added.type = (
+                mujoco.mjtJoint.mjJNT_SLIDE
+                if joint.type == "prismatic"
+                else mujoco.mjtJoint.mjJNT_HINGE
+            )
+    for body in bodies.values():
+        body.mass, body.inertia, body.explicitinertial = 1.0, [1.0, 1.0, 1.0], True
+    geom_types = {
+        "box": mujoco.mjtGeom.mjGEOM_BOX,
+        "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+        "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+    }
+    for index, (key, k) in enumerate(pieces):
+        shape = shapes[key]
+        body = bodies[shape.link]
+        if shape.primitive is not None:
+            kind, size, origin = shape.primitive
+            geom = body.add_geom(name=str(index), type=geom_types[kind])
+            geom.size = _mujoco_size(kind, size)
+            geom.pos = origin[:3, 3]
+            quat = np.zeros(4)
+            mujoco.mju_mat2Quat(quat, origin[:3, :3].ravel())
+            geom.quat = quat
+            continue
+        if shape.ours:
+            points = _hull_points(*shape.parts[k], shape.points.mean(axis=0))
+        else:
+            points = shape.points
+        mesh = spec.add_mesh(name=f"m{index}")
+        mesh.uservert = points.ravel()
+        mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
+        body.add_geom(name=str(index), type=mujoco.mjtGeom.mjGEOM_MESH, meshname=mesh.name)
+    model = spec.compile()
+    model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
+    return model
+
+
+def _mujoco_size(kind: str, size: tuple) -> list[float]:
+    if kind == "box":
+        return [s / 2.0 for s in size]
+    if kind == "sphere":
+        return [size[0], 0.0, 0.0]
+    return [size[0], size[1] / 2.0, 0.0]  # cylinder: radius, half length
+
+
+@dataclass
+class _Contact:
+    """A contact deeper than DEPTH_TOLERANCE at one of a joint's configurations: the fixed and
+    the moving piece (indices into the pieces), the transform from the fixed piece's link frame
+    to the moving one's, the depth."""
+
+    joint: str
+    fixed: int
+    moving: int
+    transform: np.ndarray
+    depth: float
+
+
+def _contacts(mujoco, model, obj, joints) -> list[_Contact]:
+    data = mujoco.MjData(model)
+    body = {model.body(i).name: i for i in range(model.nbody)}
+    address = {model.joint(i).name: int(model.jnt_qposadr[i]) for i in range(model.njnt)}
+    piece = np.array([int(model.geom(g).name) for g in range(model.ngeom)])
+    found = []
+    for joint in joints:
+        moving_links, fixed_links = sides(obj, joint)
+        moving = np.zeros(model.nbody, dtype=bool)
+        moving[[body[n] for n in moving_links if n in body]] = True
+        fixed = np.zeros(model.nbody, dtype=bool)
+        fixed[[body[n] for n in fixed_links if n in body]] = True
+        for q in joint_values(joint):
+            data.qpos[:] = model.qpos0
+            for name, value in obj.resolve_configuration({joint.name: q}).items():
+                if name in address:
+                    data.qpos[address[name]] = value
+            mujoco.mj_kinematics(model, data)
+            mujoco.mj_collision(model, data)
+            count = data.ncon
+            depth = -data.contact.dist[:count]
+            geoms = data.contact.geom[:count]
+            bodies = model.geom_bodyid[geoms]
+            forward = fixed[bodies[:, 0]] & moving[bodies[:, 1]]
+            backward = moving[bodies[:, 0]] & fixed[bodies[:, 1]]
+            for c in np.flatnonzero((depth > DEPTH_TOLERANCE) & (forward | backward)):
+                g1, g2 = (int(g) for g in (geoms[c] if forward[c] else geoms[c][::-1]))
+                b1, b2 = int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2])
+                transform = np.linalg.inv(_pose(data, b2)) @ _pose(data, b1)
+                found.append(
+                    _Contact(joint.name, int(piece[g1]), int(piece[g2]), transform, depth[c])
+                )
+    return found
+
+
+def _pose(data, body: int) -> np.ndarray:
+    pose = np.eye(4)
+    pose[:3, :3] = data.xmat[body].reshape(3, 3)
+    pose[:3, 3] = data.xpos[body]
+    return pose
+
+
+def _split_round(shapes: dict, contacts: list[_Contact], pieces: list, split: set) -> bool:
+    """Split, deepest contact first, one of the two pieces of each contact (each piece once);
+    whether anything was split."""
+    replaced: dict[tuple, list] = {}  # (key, part index) -> its parts
+    for contact in sorted(contacts, key=lambda c: -c.depth):
+        a, b = pieces[contact.fixed], pieces[contact.moving]
+        if a in replaced or b in replaced:
+            continue
+        found = _split_pair(shapes, a, b, contact.transform)
+        if found is not None:
+            replaced[found[0]] = found[1]
+    for key in {key for key, _ in replaced}:
+        shape = shapes[key]
+        shape.parts = [
+            part for k, whole in enumerate(shape.parts) for part in replaced.get((key, k), [whole])
+        ]
+        split.add(key)
+    return bool(replaced)
+
+
+def _split_pair(shapes: dict, a: tuple, b: tuple, transform: np.ndarray):
+    """((key, part index), its parts) for the piece of `a` (fixed) or `b` (moving) that one
+    cut splits, or None. `transform` maps `a`'s link frame to `b`'s."""
+    candidates = ((a, b, transform), (b, a, np.linalg.inv(transform)))
+    for (key, k), (other_key, other_k), to_other in candidates:
+        shape = shapes[key]
+        if not shape.ours or len(shape.parts) >= MAX_PARTS - 6:
+            continue
+        box = _piece_points(shapes[other_key], other_k)
+        parts = _cut_by_box(*shape.parts[k], to_other, box.min(axis=0), box.max(axis=0))
+        if len(parts) > 1:
+            return (key, k), parts
+    ours = [
+        (float(np.ptp(_piece_points(shapes[key], k), axis=0).max()), (key, k))
+        for key, k in (a, b)
+        if shapes[key].ours and len(shapes[key].parts) < MAX_PARTS
+    ]
+    if not ours:
+        return None
+    extent, (key, k) = max(ours, key=lambda item: item[0])
+    if extent <= 4 * DEPTH_TOLERANCE:
+        return None
+    parts = _halves(*shapes[key].parts[k])
+    return ((key, k), parts) if len(parts) > 1 else None
+
+
+def _piece_points(shape: Shape, k: int) -> np.ndarray:
+    return _points(*shape.parts[k]) if shape.ours else shape.points
+
+
+def _clip(vertices, faces, normal, origin):
+    """The triangles on the side of `normal` of the plane through `origin`."""
+    from trimesh.intersections import slice_faces_plane
+
+    if len(faces) == 0:
+        return vertices, faces
+    return slice_faces_plane(vertices, faces, normal, origin)[:2]
+
+
+def _has_area(vertices, faces) -> bool:
+    """Whether the triangles span at least a triangle (slivers left by a cut do not)."""
+    if len(faces) == 0:
+        return False
+    corners = vertices[faces]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    return bool(np.linalg.norm(normals, axis=1).max() > 1e-12)
+
+
+def _compact(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
+    used = np.unique(faces)
+    index = np.full(len(vertices), -1)
+    index[used] = np.arange(len(used))
+    return vertices[used], index[faces]
+
+
+def _cut_by_box(vertices, faces, to_box: np.ndarray, low, high) -> list:
+    """The triangles split into the box [low, high] (in the frame `to_box` maps to, shrunk by
+    CLEARANCE) and the six slabs around it, each with triangles; in the triangles' frame."""
+    inside_low, inside_high = low + CLEARANCE, high - CLEARANCE
+    if np.any(inside_low >= inside_high):
+        return []
+    moved = vertices @ to_box[:3, :3].T + to_box[:3, 3]
+    axes = np.eye(3)
+    regions = []
+    for a in range(3):  # beyond the box along axis a, within it along the axes before
+        within = [(axes[b], inside_low) for b in range(a)] + [
+            (-axes[b], inside_high) for b in range(a)
+        ]
+        regions.append([(axes[a], inside_high), *within])
+        regions.append([(-axes[a], inside_low), *within])
+    regions.append(
+        [(axes[b], inside_low) for b in range(3)] + [(-axes[b], inside_high) for b in range(3)]
+    )
+    back = np.linalg.inv(to_box)
+    parts = []
+    for planes in regions:
+        v, f = moved, faces
+        for normal, corner in planes:
+            v, f = _clip(v, f, normal, corner * np.abs(normal))
+            if len(f) == 0:
+                break
+        if _has_area(v, f):
+            v, f = _compact(v, f)
+            parts.append((v @ back[:3, :3].T + back[:3, 3], f))
+    return parts
+
+
+def _halves(vertices, faces) -> list:
+    """The triangles cut in two across the middle of their longest side."""
+    points = _points(vertices, faces)
+    axis = int(np.argmax(np.ptp(points, axis=0)))
+    normal = np.eye(3)[axis]
+    middle = normal * (points[:, axis].min() + points[:, axis].max()) / 2.0
+    parts = []
+    for side in (normal, -normal):
+        v, f = _clip(vertices, faces, side, middle)
+        if _has_area(v, f):
+            parts.append(_compact(v, f))
+    return parts
