@@ -28,6 +28,7 @@ from export import card, manifests, release
 from export.digests import canonical_json, sha256_file, sha256_hex
 from export.outcome import ObjectOutcome
 from export.selection import SPLITS, assign_splits
+from normalize.collision_parts import parts_method
 from normalize.safe_yaml import load_yaml
 from normalize.sources import PROVENANCE_KEYS
 from previews.browser import browser_data, write_browser
@@ -379,6 +380,7 @@ def _release_info(runs, read, tables, version, versions, content, previous_info,
         "code_fingerprint": versions["code"],
         "convention_version": versions["convention"],
         "taxonomy_version": versions["taxonomy"],
+        "collision_parts": parts_method(),
         "sources": sources,
         "counts": {
             "discovered": sum(s["discovered"] for s in sources),

@@ -43,6 +43,29 @@ CLEARANCE = DEPTH_TOLERANCE / 2  # m: how far inside a box a part around it may 
 COLLISION_PART = re.compile(r"_part\d+_collision(?:_\d+)?\.obj$")
 
 
+def parts_method() -> dict:
+    """How the parts are made: the release records it (release.json `collision_parts`)."""
+    from importlib.metadata import version
+
+    from normalize.meshes import MIN_COLLISION_THICKNESS
+
+    return {
+        "method": (
+            "convex hulls split by the boxes of the shapes they touch at the mechanism "
+            "configurations (docs/convention.md, Files)"
+        ),
+        "contacts": f"mujoco {version('mujoco')}",
+        "hulls": f"scipy {version('scipy')} (qhull)",
+        "parameters": {
+            "depth_tolerance_m": DEPTH_TOLERANCE,
+            "clearance_m": CLEARANCE,
+            "max_rounds": MAX_ROUNDS,
+            "max_parts_per_mesh": MAX_PARTS,
+            "min_thickness_m": MIN_COLLISION_THICKNESS,
+        },
+    }
+
+
 def _box_corners(half: np.ndarray) -> np.ndarray:
     return np.array(np.meshgrid(*zip(-half, half, strict=True))).reshape(3, -1).T
 

@@ -139,9 +139,11 @@ def taxonomy_version() -> str:
 
 def current_versions() -> tuple[tuple[str, str], ...]:
     """Pipeline, code, convention and taxonomy versions, the preview renderer, usd-core and the
-    simulators installed (a cached result is valid only for the same ones: installing a GL
-    backend renders the previews that an earlier build skipped, installing usd-core writes the
-    USD files, installing a simulator adds it to the objects' `loads_in`)."""
+    simulators installed, with their versions (a cached result is valid only for the same ones:
+    installing a GL backend renders the previews that an earlier build skipped, installing
+    usd-core writes the USD files, installing a simulator adds it to the objects' `loads_in`,
+    another MuJoCo may find other contacts and so split other convex collision parts)."""
+    import importlib.metadata
     import importlib.util
 
     from normalize.usd_writer import usd_version
@@ -156,7 +158,10 @@ def current_versions() -> tuple[tuple[str, str], ...]:
         ("taxonomy", taxonomy_version()),
         ("previews", previews.backend().identity()),
         ("usd", usd_version() or "not installed"),
-        ("simulators", ",".join(simulators) or "none"),
+        (
+            "simulators",
+            ",".join(f"{m} {importlib.metadata.version(m)}" for m in simulators) or "none",
+        ),
     )
 
 

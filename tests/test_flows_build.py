@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import mujoco
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -20,6 +21,8 @@ from export import release
 from export.manifests import TABLES
 from export.outcome import ObjectOutcome
 from flows.commands import EXIT_LOCKED, EXIT_OK, EXIT_USAGE
+from normalize import collision_parts
+from normalize.mechanism import DEPTH_TOLERANCE
 from normalize.sources import load_sources
 from pipeline.build import AccountingError, SourceRun, check_accounting, plan_batches
 from pipeline.cache import ObjectCache
@@ -60,6 +63,10 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
     info = json.loads((out / "release.json").read_text())
     schemas.validate(info, "release")
     assert info["counts"]["discovered"] == 40
+    parts = info["collision_parts"]
+    assert parts["contacts"] == f"mujoco {mujoco.__version__}"
+    assert parts["parameters"]["max_parts_per_mesh"] == collision_parts.MAX_PARTS
+    assert parts["parameters"]["depth_tolerance_m"] == DEPTH_TOLERANCE == 0.001
     for s in info["sources"]:
         assert s["discovered"] == s["accepted"] + s["rejected"]
     assert result.internal_errors == []
