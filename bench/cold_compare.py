@@ -1,20 +1,23 @@
 """Benchmark: cold corpus builds of several git revisions side by side, in one run.
 
     .venv/bin/python bench/cold_compare.py REV [REV ...] [--rounds 2] [--workers 2]
-                                           [--also-without-previews REV ...]
+                                           [--also-without-previews REV ...] [--realistic N]
 
 Each revision is exported (`git archive`) into a temporary folder and built cold (empty cache,
 no Prefect, `runner="local"`, `--workers` worker processes) from this checkout's
-`tests/corpus_sources.yaml`, in its own Python process that imports only the revision (first on
-the path; the checkout's editable install is taken off the import system). Revisions need the
-build API of `flows.commands.build_release` and `pipeline.build.BuildConfig`.
+`tests/corpus_sources.yaml` (or, with `--realistic N`, bench/realistic.py's library of N
+PartNet-size copies of corpus objects), in its own Python process that imports only the
+revision (first on the path; the checkout's editable install is taken off the import system).
+Revisions need the build API of `flows.commands.build_release` and `pipeline.build.BuildConfig`.
 Builds alternate between the revisions (A B C A B C ...) so that the shared machine's load
-falls on all of them alike. Per build: wall seconds and CPU seconds (user + sys of the build
-process and its workers); per revision the median of each, and each revision's ratio to the
-first one. The load average at the start and end is recorded. `--also-without-previews REV`
-adds builds of REV with previews turned off (MUJOCO_GL=disable), labelled `REV without
-previews`: the cost of the checks alone, for revisions that render previews. Prints the figures
-and writes bench/results/cold_compare.json.
+falls on all of them alike. Each build has its own cache and mesh store (`ARENA_MESH_STORE` is
+unset). Per build: wall seconds and CPU seconds (user + sys of the build process and its
+workers) and the stage seconds summed over objects (`collision` is the convex collision parts);
+per revision the median of each, and each revision's ratio to the first one. The load average
+at the start and end is recorded. `--also-without-previews REV` adds builds of REV with
+previews turned off (MUJOCO_GL=disable), labelled `REV without previews`: the cost of the
+checks alone, for revisions that render previews. Prints the figures and writes
+bench/results/cold_compare.json (or `--results`).
 """
 
 from __future__ import annotations
@@ -71,10 +74,11 @@ def export(revision: str, folder: Path) -> str:
     return commit
 
 
-def build(tree: Path, work: Path, workers: int, previews: bool = True) -> dict:
+def build(tree: Path, work: Path, workers: int, sources: Path, previews: bool = True) -> dict:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     env = dict(os.environ, PYTHONPATH=str(tree))
+    env.pop("ARENA_MESH_STORE", None)
     if not previews:
         env["MUJOCO_GL"] = "disable"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -84,7 +88,7 @@ def build(tree: Path, work: Path, workers: int, previews: bool = True) -> dict:
             sys.executable,
             "-c",
             BUILD,
-            str(SOURCES),
+            str(sources),
             str(work / "out"),
             str(work / "cache"),
             str(workers),
@@ -107,6 +111,7 @@ def build(tree: Path, work: Path, workers: int, previews: bool = True) -> dict:
         "cpu_s": round(cpu, 3),
         "accepted": figures["accepted"],
         "verify_s": round(figures["stage_seconds"].get("verify", 0.0), 3),
+        "stage_s": {k: round(v, 3) for k, v in sorted(figures["stage_seconds"].items())},
     }
 
 
@@ -117,10 +122,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--also-without-previews", nargs="+", default=[], metavar="REV")
+    parser.add_argument("--realistic", type=int, metavar="N", help="build N realistic objects")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="cold_compare-"))
     load_before = os.getloadavg()
     try:
+        sources = SOURCES
+        if args.realistic:
+            sys.path.insert(0, str(REPO / "bench"))
+            from realistic import write_library
+
+            sources = write_library(root / "library", args.realistic)
         trees = {}  # label -> (commit, tree, previews)
         for i, revision in enumerate(args.revisions):
             commit = export(revision, root / f"tree{i}")
@@ -131,7 +143,7 @@ def main() -> None:
         runs: dict[str, list[dict]] = {label: [] for label in trees}
         for _ in range(args.rounds):
             for label, (commit, tree, previews) in trees.items():
-                run = build(tree, root / "work", args.workers, previews)
+                run = build(tree, root / "work", args.workers, sources, previews)
                 runs[label].append(run)
                 print(f"{label} ({commit}): {run}", flush=True)
     finally:
@@ -146,6 +158,10 @@ def main() -> None:
             "median_build_wall_s": round(wall, 3),
             "median_cpu_s": round(cpu, 3),
             "median_verify_stage_s": round(statistics.median(b["verify_s"] for b in builds), 3),
+            "median_stage_s": {
+                stage: round(statistics.median(b["stage_s"].get(stage, 0.0) for b in builds), 3)
+                for stage in sorted({stage for b in builds for stage in b["stage_s"]})
+            },
             "accepted": builds[0]["accepted"],
         }
     base = summary[first]
@@ -158,7 +174,11 @@ def main() -> None:
         print(f"{revision}: {figures}")
     result = {
         "benchmark": "cold corpus builds of git revisions side by side (no Prefect)",
-        "sources": "tests/corpus_sources.yaml",
+        "sources": (
+            f"bench/realistic.py's library of {args.realistic} objects"
+            if args.realistic
+            else "tests/corpus_sources.yaml"
+        ),
         "workers": args.workers,
         "rounds": args.rounds,
         "summary": summary,
