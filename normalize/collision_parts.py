@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, sides
+from normalize.mjcf_writer import add_body_tree, rotation_quat
 
 MAX_ROUNDS = 4
 MAX_PARTS = 32  # per collision mesh
@@ -154,24 +155,11 @@ def part_points(shape: Shape) -> list[np.ndarray]:
 
 
 def _model(mujoco, obj, shapes: dict, pieces: list):
-    """A MuJoCo model of `obj` with every piece as a geom named by its index in `pieces`."""
+    """A MuJoCo model of `obj` (the MJCF's body tree, `add_body_tree`) with every piece as a
+    geom named by its index in `pieces`."""
     spec = mujoco.MjSpec()
     spec.compiler.degree = False
-    bodies = {obj.root: spec.worldbody.add_body(name=obj.root)}
-    for joint in obj.joints_topological:
-        body = bodies[joint.parent].add_body(name=joint.child)
-        body.pos = joint.origin[:3, 3]
-        quat = np.zeros(4)
-        mujoco.mju_mat2Quat(quat, joint.origin[:3, :3].ravel())
-        body.quat = quat
-        bodies[joint.child] = body
-        if joint.moving:
-            added = body.add_joint(name=joint.name, axis=joint.axis)
-            added.type = (
-                mujoco.mjtJoint.mjJNT_SLIDE
-                if joint.type == "prismatic"
-                else mujoco.mjtJoint.mjJNT_HINGE
-            )
+    bodies = add_body_tree(spec, obj, mujoco)[0]
     for body in bodies.values():
         body.mass, body.inertia, body.explicitinertial = 1.0, [1.0, 1.0, 1.0], True
     geom_types = {
@@ -187,9 +175,7 @@ def _model(mujoco, obj, shapes: dict, pieces: list):
             geom = body.add_geom(name=str(index), type=geom_types[kind])
             geom.size = _mujoco_size(kind, size)
             geom.pos = origin[:3, 3]
-            quat = np.zeros(4)
-            mujoco.mju_mat2Quat(quat, origin[:3, :3].ravel())
-            geom.quat = quat
+            geom.quat = rotation_quat(origin[:3, :3], mujoco)
             continue
         if shape.ours:
             points = _hull_points(*shape.parts[k], shape.points.mean(axis=0))
