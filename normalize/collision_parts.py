@@ -34,11 +34,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, sides
+from normalize.meshes.collision import MIN_COLLISION_THICKNESS, hull_width, thinnest_move
 from normalize.mjcf_writer import add_body_tree, rotation_quat
 
 MAX_ROUNDS = 4
 MAX_PARTS = 32  # per collision mesh
 CLEARANCE = DEPTH_TOLERANCE / 2  # m: how far inside a box a part around it may reach
+#: How much a flat part is thickened: a hair more than normalization requires, so that it is no
+#: thinner after it is moved from its link's frame into its mesh's
+PART_THICKNESS = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
 #: The file names of the parts (`meshes/<name>_part<k>_collision.obj`, as the writer names
 #: them): made for one object's mechanisms, so no evidence that two objects share a mesh
 COLLISION_PART = re.compile(r"_part\d+_collision(?:_\d+)?\.obj$")
@@ -120,22 +124,16 @@ def _points(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
 
 def _hull_points(vertices: np.ndarray, faces: np.ndarray, toward: np.ndarray) -> np.ndarray:
     """The points of one part, with moved copies added while they are thinner than
-    MIN_COLLISION_THICKNESS (`hull_width`, as normalization measures a collision mesh):
-    MIN_COLLISION_THICKNESS across their thinnest direction, towards `toward`. MuJoCo refuses a
-    flat convex mesh, and normalizing the written part again then leaves it alone."""
-    from normalize.meshes.collision import MIN_COLLISION_THICKNESS, hull_width
-
-    # a hair more, so that the part is no thinner after it is moved into its mesh's frame
-    thickness = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
+    PART_THICKNESS (`hull_width` of their hull's corners, as normalization measures a collision
+    mesh): PART_THICKNESS across their thinnest direction, towards `toward` (`thinnest_move`).
+    MuJoCo refuses a flat convex mesh, and normalizing the written part again then leaves it
+    alone."""
     points = np.unique(_points(vertices, faces), axis=0)
     for _ in range(3):  # a plate needs one copy, a needle two
-        if len(points) < 3 or hull_width(_corners(points)) >= thickness:
+        if len(points) < 3 or hull_width(_corners(points)) >= PART_THICKNESS:
             break
-        centred = points - points.mean(axis=0)
-        normal = np.linalg.svd(centred, full_matrices=False)[2][-1]
-        if float(normal @ (toward - points.mean(axis=0))) < 0:
-            normal = -normal
-        points = np.unique(np.concatenate([points, points + normal * thickness]), axis=0)
+        move = thinnest_move(points, 1.0, toward, PART_THICKNESS)
+        points = np.unique(np.concatenate([points, points + move]), axis=0)
     return points
 
 

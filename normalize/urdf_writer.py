@@ -35,7 +35,13 @@ import numpy as np
 from lxml import etree
 
 from normalize.changes import Change
-from normalize.collision_parts import PRIMITIVE_CORNERS, Shape, clear_mechanisms, part_points
+from normalize.collision_parts import (
+    PART_THICKNESS,
+    PRIMITIVE_CORNERS,
+    Shape,
+    clear_mechanisms,
+    part_points,
+)
 from normalize.helical import split_helical
 from normalize.mechanism import DEPTH_TOLERANCE
 from normalize.meshes import (
@@ -54,7 +60,7 @@ from normalize.meshes import (
     write_obj_copy,
     write_unit_sphere_obj,
 )
-from normalize.meshes.collision import hull_width, settled_hull
+from normalize.meshes.collision import hull_width, settled_hull, thinnest_move
 from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
 from normalize.paths import is_inside
@@ -474,19 +480,15 @@ def _collision_shapes(obj, links, out_dir: Path, source_mesh, hull_files: set[st
 
 
 def _thick_hull(points: np.ndarray, scale: np.ndarray, toward: np.ndarray):
-    """`settled_hull` of a part's points (mesh frame), moved copies added while its corners
-    are thinner than MIN_COLLISION_THICKNESS after `scale` (as normalizing the written part
-    measures it), towards `toward`."""
-    thickness = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
+    """`settled_hull` of a part's points (mesh frame), copies moved by PART_THICKNESS towards
+    `toward` (`thinnest_move`) added while its corners are thinner than MIN_COLLISION_THICKNESS
+    after `scale` (as normalizing the written part measures it)."""
     hull = settled_hull(points)
     for _ in range(3):
         if hull is None or hull_width(hull[0] * scale) >= MIN_COLLISION_THICKNESS:
             break
-        corners = hull[0] * scale
-        normal = np.linalg.svd(corners - corners.mean(axis=0), full_matrices=False)[2][-1]
-        if float(normal @ (toward * scale - corners.mean(axis=0))) < 0:
-            normal = -normal
-        hull = settled_hull(np.concatenate([hull[0], hull[0] + normal * thickness / scale]))
+        move = thinnest_move(hull[0], scale, toward, PART_THICKNESS)
+        hull = settled_hull(np.concatenate([hull[0], hull[0] + move]))
     return hull
 
 

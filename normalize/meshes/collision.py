@@ -44,6 +44,20 @@ def _distinct_points_width(unique: np.ndarray) -> float:
     return float(projected.max() - projected.min())
 
 
+def thinnest_move(
+    points: np.ndarray, scale, toward: np.ndarray, thickness: float = MIN_COLLISION_THICKNESS
+) -> np.ndarray:
+    """The move (in the units of `points`) that is `thickness` long after `scale`, across the
+    thinnest principal direction of `points` after `scale`, towards `toward` (a point in the
+    frame and units of `points`): flat points with their copy moved by it are that thick."""
+    scaled = points * scale
+    centre = scaled.mean(axis=0)
+    normal = np.linalg.svd(scaled - centre, full_matrices=False)[2][-1]
+    if float(normal @ (toward * scale - centre)) < 0:
+        normal = -normal
+    return normal * thickness / scale
+
+
 def inward_offset(
     normal: np.ndarray, mesh: Mesh, scale: np.ndarray, toward: np.ndarray
 ) -> np.ndarray:
