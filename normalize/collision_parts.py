@@ -78,8 +78,9 @@ class Shape:
 
 @dataclass
 class Cleared:
-    """What the splitting did: per shape key, the parts' points (link frame) where it split it;
-    the rounds run and the contacts deeper than DEPTH_TOLERANCE left after them."""
+    """What the splitting did: per shape key where it split it, its parts' points as the last
+    model collided them (link frame, thickened where flat: `_hull_points`); the rounds run and
+    the contacts deeper than DEPTH_TOLERANCE left after them."""
 
     parts: dict[object, list[np.ndarray]]
     rounds: int
@@ -101,7 +102,12 @@ def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
     rounds, contacts = 0, []
     while True:
         pieces = [(key, k) for key, s in shapes.items() for k in range(max(1, len(s.parts)))]
-        model = _model(mujoco, obj, shapes, pieces)
+        hulls = {
+            (key, k): _hull_points(*shapes[key].parts[k], shapes[key].points.mean(axis=0))
+            for key, k in pieces
+            if shapes[key].ours
+        }
+        model = _model(mujoco, obj, shapes, pieces, hulls)
         contacts = _contacts(mujoco, model, obj, joints)
         if not contacts or rounds == MAX_ROUNDS:
             break
@@ -110,8 +116,9 @@ def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
             break
         # a part's hull lies inside the hull it was cut from: only joints in contact can be
         joints = [j for j in joints if any(c.joint == j.name for c in contacts)]
+    # the shapes are as the last model had them: no round split them after it
     parts = {
-        key: [_points(v, f) for v, f in shapes[key].parts]
+        key: [hulls[key, k] for k in range(len(shapes[key].parts))]
         for key in split
         if len(shapes[key].parts) > 1
     }
@@ -146,15 +153,9 @@ def _corners(points: np.ndarray) -> np.ndarray:
     return points if triangles is None else np.unique(triangles.reshape(-1, 3), axis=0)
 
 
-def part_points(shape: Shape) -> list[np.ndarray]:
-    """The points of each part of a split shape, thickened where flat (link frame)."""
-    centre = shape.points.mean(axis=0)
-    return [_hull_points(v, f, centre) for v, f in shape.parts]
-
-
-def _model(mujoco, obj, shapes: dict, pieces: list):
+def _model(mujoco, obj, shapes: dict, pieces: list, hulls: dict):
     """A MuJoCo model of `obj` (the MJCF's body tree, `add_body_tree`) with every piece as a
-    geom named by its index in `pieces`."""
+    geom named by its index in `pieces`; a piece of ours collides as its points in `hulls`."""
     spec = mujoco.MjSpec()
     spec.compiler.degree = False
     bodies = add_body_tree(spec, obj, mujoco)[0]
@@ -175,10 +176,7 @@ def _model(mujoco, obj, shapes: dict, pieces: list):
             geom.pos = origin[:3, 3]
             geom.quat = rotation_quat(origin[:3, :3], mujoco)
             continue
-        if shape.ours:
-            points = _hull_points(*shape.parts[k], shape.points.mean(axis=0))
-        else:
-            points = shape.points
+        points = hulls[key, k] if shape.ours else shape.points
         mesh = spec.add_mesh(name=f"m{index}")
         mesh.uservert = points.ravel()
         mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL

@@ -35,13 +35,7 @@ import numpy as np
 from lxml import etree
 
 from normalize.changes import Change
-from normalize.collision_parts import (
-    PART_THICKNESS,
-    PRIMITIVE_CORNERS,
-    Shape,
-    clear_mechanisms,
-    part_points,
-)
+from normalize.collision_parts import PART_THICKNESS, PRIMITIVE_CORNERS, Shape, clear_mechanisms
 from normalize.helical import split_helical
 from normalize.mechanism import DEPTH_TOLERANCE
 from normalize.meshes import (
@@ -512,7 +506,7 @@ def _with_convex_parts(
                 continue
             inverse = np.linalg.inv(c.origin)
             stem = Path(c.filename).stem.removesuffix("_collision")
-            for k, points in enumerate(part_points(shapes[link.name, i])):
+            for k, points in enumerate(cleared.parts[link.name, i]):
                 local = (points @ inverse[:3, :3].T + inverse[:3, 3]) / c.scale
                 toward = (inverse @ np.append(points.mean(axis=0), 1.0))[:3] / c.scale
                 hull = _thick_hull(local, c.scale, toward)
