@@ -98,6 +98,9 @@ def thickened_collision(
             centred = points * scale - (points * scale).mean(axis=0)
             values, directions = np.linalg.svd(centred, full_matrices=False)[1:]
             if len(points) >= 3 and values[1] > FLAT_FRACTION * max(values[0], 1e-300):
+                # not `thinnest_move`: the side is judged from the mesh's own centre and the
+                # direction normalized again after scaling (`inward_offset`, as the visual's
+                # second layer); either change would move the written hulls
                 normal = directions[-1] * scale  # the thinnest direction, as a plane normal
                 offsets = np.array([np.zeros(3), inward_offset(normal, mesh, scale, toward)])
             else:  # a point or a segment
