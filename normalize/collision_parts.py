@@ -34,10 +34,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, sides
+from normalize.meshes.collision import MIN_COLLISION_THICKNESS, hull_width, thinnest_move
+from normalize.mjcf_writer import add_body_tree, rotation_quat
 
 MAX_ROUNDS = 4
 MAX_PARTS = 32  # per collision mesh
 CLEARANCE = DEPTH_TOLERANCE / 2  # m: how far inside a box a part around it may reach
+#: How much a flat part is thickened: a hair more than normalization requires, so that it is no
+#: thinner after it is moved from its link's frame into its mesh's
+PART_THICKNESS = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
 #: The file names of the parts (`meshes/<name>_part<k>_collision.obj`, as the writer names
 #: them): made for one object's mechanisms, so no evidence that two objects share a mesh
 COLLISION_PART = re.compile(r"_part\d+_collision(?:_\d+)?\.obj$")
@@ -96,8 +101,9 @@ class Shape:
 
 @dataclass
 class Cleared:
-    """What the splitting did: per shape key, the parts' points (link frame) where it split it;
-    the rounds run and the contacts deeper than DEPTH_TOLERANCE left after them."""
+    """What the splitting did: per shape key where it split it, its parts' points as the last
+    model collided them (link frame, thickened where flat: `_hull_points`); the rounds run and
+    the contacts deeper than DEPTH_TOLERANCE left after them."""
 
     parts: dict[object, list[np.ndarray]]
     rounds: int
@@ -119,7 +125,12 @@ def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
     rounds, contacts = 0, []
     while True:
         pieces = [(key, k) for key, s in shapes.items() for k in range(max(1, len(s.parts)))]
-        model = _model(mujoco, obj, shapes, pieces)
+        hulls = {
+            (key, k): _hull_points(*shapes[key].parts[k], shapes[key].points.mean(axis=0))
+            for key, k in pieces
+            if shapes[key].ours
+        }
+        model = _model(mujoco, obj, shapes, pieces, hulls)
         contacts = _contacts(mujoco, model, obj, joints)
         if not contacts or rounds == MAX_ROUNDS:
             break
@@ -128,8 +139,9 @@ def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
             break
         # a part's hull lies inside the hull it was cut from: only joints in contact can be
         joints = [j for j in joints if any(c.joint == j.name for c in contacts)]
+    # the shapes are as the last model had them: no round split them after it
     parts = {
-        key: [_points(v, f) for v, f in shapes[key].parts]
+        key: [hulls[key, k] for k in range(len(shapes[key].parts))]
         for key in split
         if len(shapes[key].parts) > 1
     }
@@ -142,22 +154,16 @@ def _points(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
 
 def _hull_points(vertices: np.ndarray, faces: np.ndarray, toward: np.ndarray) -> np.ndarray:
     """The points of one part, with moved copies added while they are thinner than
-    MIN_COLLISION_THICKNESS (`hull_width`, as normalization measures a collision mesh):
-    MIN_COLLISION_THICKNESS across their thinnest direction, towards `toward`. MuJoCo refuses a
-    flat convex mesh, and normalizing the written part again then leaves it alone."""
-    from normalize.meshes.collision import MIN_COLLISION_THICKNESS, hull_width
-
-    # a hair more, so that the part is no thinner after it is moved into its mesh's frame
-    thickness = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
+    PART_THICKNESS (`hull_width` of their hull's corners, as normalization measures a collision
+    mesh): PART_THICKNESS across their thinnest direction, towards `toward` (`thinnest_move`).
+    MuJoCo refuses a flat convex mesh, and normalizing the written part again then leaves it
+    alone."""
     points = np.unique(_points(vertices, faces), axis=0)
     for _ in range(3):  # a plate needs one copy, a needle two
-        if len(points) < 3 or hull_width(_corners(points)) >= thickness:
+        if len(points) < 3 or hull_width(_corners(points)) >= PART_THICKNESS:
             break
-        centred = points - points.mean(axis=0)
-        normal = np.linalg.svd(centred, full_matrices=False)[2][-1]
-        if float(normal @ (toward - points.mean(axis=0))) < 0:
-            normal = -normal
-        points = np.unique(np.concatenate([points, points + normal * thickness]), axis=0)
+        move = thinnest_move(points, 1.0, toward, PART_THICKNESS)
+        points = np.unique(np.concatenate([points, points + move]), axis=0)
     return points
 
 
@@ -170,31 +176,12 @@ def _corners(points: np.ndarray) -> np.ndarray:
     return points if triangles is None else np.unique(triangles.reshape(-1, 3), axis=0)
 
 
-def part_points(shape: Shape) -> list[np.ndarray]:
-    """The points of each part of a split shape, thickened where flat (link frame)."""
-    centre = shape.points.mean(axis=0)
-    return [_hull_points(v, f, centre) for v, f in shape.parts]
-
-
-def _model(mujoco, obj, shapes: dict, pieces: list):
-    """A MuJoCo model of `obj` with every piece as a geom named by its index in `pieces`."""
+def _model(mujoco, obj, shapes: dict, pieces: list, hulls: dict):
+    """A MuJoCo model of `obj` (the MJCF's body tree, `add_body_tree`) with every piece as a
+    geom named by its index in `pieces`; a piece of ours collides as its points in `hulls`."""
     spec = mujoco.MjSpec()
     spec.compiler.degree = False
-    bodies = {obj.root: spec.worldbody.add_body(name=obj.root)}
-    for joint in obj.joints_topological:
-        body = bodies[joint.parent].add_body(name=joint.child)
-        body.pos = joint.origin[:3, 3]
-        quat = np.zeros(4)
-        mujoco.mju_mat2Quat(quat, joint.origin[:3, :3].ravel())
-        body.quat = quat
-        bodies[joint.child] = body
-        if joint.moving:
-            added = body.add_joint(name=joint.name, axis=joint.axis)
-            added.type = (
-                mujoco.mjtJoint.mjJNT_SLIDE
-                if joint.type == "prismatic"
-                else mujoco.mjtJoint.mjJNT_HINGE
-            )
+    bodies = add_body_tree(spec, obj, mujoco)[0]
     for body in bodies.values():
         body.mass, body.inertia, body.explicitinertial = 1.0, [1.0, 1.0, 1.0], True
     geom_types = {
@@ -210,14 +197,9 @@ def _model(mujoco, obj, shapes: dict, pieces: list):
             geom = body.add_geom(name=str(index), type=geom_types[kind])
             geom.size = _mujoco_size(kind, size)
             geom.pos = origin[:3, 3]
-            quat = np.zeros(4)
-            mujoco.mju_mat2Quat(quat, origin[:3, :3].ravel())
-            geom.quat = quat
+            geom.quat = rotation_quat(origin[:3, :3], mujoco)
             continue
-        if shape.ours:
-            points = _hull_points(*shape.parts[k], shape.points.mean(axis=0))
-        else:
-            points = shape.points
+        points = hulls[key, k] if shape.ours else shape.points
         mesh = spec.add_mesh(name=f"m{index}")
         mesh.uservert = points.ravel()
         mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL

@@ -104,17 +104,38 @@ def _writable_inertia(inertia: np.ndarray, digits: int) -> np.ndarray:
     return inertia
 
 
-def _quat(rotation: np.ndarray, mujoco) -> np.ndarray:
+def rotation_quat(rotation: np.ndarray, mujoco) -> np.ndarray:
+    """MuJoCo's quaternion of a 3x3 rotation matrix."""
     quat = np.zeros(4)
     mujoco.mju_mat2Quat(quat, np.ascontiguousarray(rotation, dtype=float).ravel())
     return quat
+
+
+def add_body_tree(spec, obj: ArticulatedObject, mujoco) -> tuple[dict, dict]:
+    """The bodies and joints of `obj` added to `spec`: a body per link named as the link, nested
+    along the joints at their origins, and per moving joint a joint of its name and axis, a
+    slide for a prismatic joint and a hinge for any other (split helical joints first to keep
+    their pitch). (link name -> body, joint name -> joint); no inertials, geoms or limits."""
+    bodies = {obj.root: spec.worldbody.add_body(name=obj.root)}
+    joints = {}
+    for joint in obj.joints_topological:
+        body = bodies[joint.parent].add_body(name=joint.child)
+        body.pos = joint.origin[:3, 3]
+        body.quat = rotation_quat(joint.origin[:3, :3], mujoco)
+        bodies[joint.child] = body
+        if joint.moving:
+            added = body.add_joint(name=joint.name, axis=joint.axis)
+            slide = joint.type == "prismatic"
+            added.type = mujoco.mjtJoint.mjJNT_SLIDE if slide else mujoco.mjtJoint.mjJNT_HINGE
+            joints[joint.name] = added
+    return bodies, joints
 
 
 def _geom(body, g: Geometry, *, visual: bool, meshes: dict, spec, mujoco) -> None:
     kind = mujoco.mjtGeom
     geom = body.add_geom(name=g.name or "")
     geom.pos = g.origin[:3, 3]
-    geom.quat = _quat(g.origin[:3, :3], mujoco)
+    geom.quat = rotation_quat(g.origin[:3, :3], mujoco)
     if g.kind == "mesh":
         key = (g.filename, tuple(np.asarray(g.scale, dtype=float).tolist()))
         if key not in meshes:
@@ -150,17 +171,9 @@ def object_spec(obj: ArticulatedObject, mujoco):
     spec.compiler.boundmass = BOUND_MASS
     spec.compiler.boundinertia = BOUND_INERTIA
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
-    bodies = {obj.root: spec.worldbody.add_body(name=obj.root)}
-    for joint in obj.joints_topological:
-        body = bodies[joint.parent].add_body(name=joint.child)
-        body.pos = joint.origin[:3, 3]
-        body.quat = _quat(joint.origin[:3, :3], mujoco)
-        bodies[joint.child] = body
-        if not joint.moving:
-            continue
-        hinge = joint.type in ("revolute", "continuous")
-        added = body.add_joint(name=joint.name, axis=joint.axis)
-        added.type = mujoco.mjtJoint.mjJNT_HINGE if hinge else mujoco.mjtJoint.mjJNT_SLIDE
+    bodies, joints = add_body_tree(spec, obj, mujoco)
+    for joint in obj.moving_joints:  # their ranges and force limits
+        added = joints[joint.name]
         bounded = math.isfinite(joint.lower) and joint.lower < joint.upper
         added.limited = mujoco.mjtLimited.mjLIMITED_TRUE if bounded else 0
         if bounded:

@@ -35,7 +35,7 @@ import numpy as np
 from lxml import etree
 
 from normalize.changes import Change
-from normalize.collision_parts import PRIMITIVE_CORNERS, Shape, clear_mechanisms, part_points
+from normalize.collision_parts import PART_THICKNESS, PRIMITIVE_CORNERS, Shape, clear_mechanisms
 from normalize.helical import split_helical
 from normalize.mechanism import DEPTH_TOLERANCE
 from normalize.meshes import (
@@ -54,7 +54,7 @@ from normalize.meshes import (
     write_obj_copy,
     write_unit_sphere_obj,
 )
-from normalize.meshes.collision import hull_width, settled_hull
+from normalize.meshes.collision import hull_width, settled_hull, thinnest_move
 from normalize.mjcf_writer import write_mjcf
 from normalize.model import ArticulatedObject, Geometry, Inertial, Joint, Link
 from normalize.paths import is_inside
@@ -366,6 +366,9 @@ def _written_meshes(
         return out
 
     thickened: set[str] = set()
+    # the vertices of the collision files written from arrays here (thickened hulls, hulls),
+    # for the convex parts: a name's first arrays are its file's (setdefault)
+    collision_vertices: dict[str, np.ndarray] = {}
 
     def collidable(link: Link, g: Geometry, element: str) -> Geometry:
         """`g` written, or a thickened hull of it when it is too thin for a convex-hull
@@ -379,6 +382,7 @@ def _written_meshes(
         key = f"{mesh.sha256}:{g.scale.tolist()}"
         name = write_collision_obj(*grown, mesh_dir, names, key, _stem(g.filename))
         thickened.add(f"{MESH_FOLDER}/{name}")
+        collision_vertices.setdefault(f"{MESH_FOLDER}/{name}", grown[0])
         changes.append(
             Change(
                 "collision.thickened",
@@ -407,6 +411,7 @@ def _written_meshes(
         sources[f"{MESH_FOLDER}/{name}"] = g.filename
         hulled.append(Path(g.filename).name)
         hull_files.add(f"{MESH_FOLDER}/{name}")
+        collision_vertices.setdefault(f"{MESH_FOLDER}/{name}", hull[0])
         return replace(out, filename=f"{MESH_FOLDER}/{name}")
 
     links, source_links = [], []
@@ -431,7 +436,7 @@ def _written_meshes(
         )
     )
     links = _with_convex_parts(
-        obj, links, out_dir, names, changes, source_mesh, hull_files, sources
+        obj, links, out_dir, names, changes, source_mesh, hull_files, collision_vertices, sources
     )
     referenced = {g.filename for link in links for g in (*link.visuals, *link.collisions)}
     for filename in hull_files - referenced:  # hulls now shipped as their parts
@@ -440,10 +445,12 @@ def _written_meshes(
     return obj.replace(links=tuple(links)), obj.replace(links=tuple(source_links)), changes
 
 
-def _collision_shapes(obj, links, out_dir: Path, source_mesh, hull_files: set[str]) -> dict:
+def _collision_shapes(
+    obj, links, out_dir: Path, source_mesh, hull_files: set[str], collision_vertices: dict
+) -> dict:
     """Every collision shape of the written `links` by (link, index), for the convex parts:
     the hulls we wrote (`hull_files`) as their source meshes' triangles (to split), the others
-    as written."""
+    as written (`collision_vertices` of the files written from arrays, else read back)."""
     shapes = {}
     visual_files = {
         link.name: {g.filename for g in link.visuals if g.kind == "mesh"} for link in obj.links
@@ -462,42 +469,49 @@ def _collision_shapes(obj, links, out_dir: Path, source_mesh, hull_files: set[st
             # ours to split: a hull of one of the link's visual meshes (the source's collision
             # is its visual); collision meshes the source made for collision keep their hulls
             hull = c.filename in hull_files and g.filename in visual_files[link.name]
-            mesh = (
-                source_mesh(g, f"link {link.name}")
-                if hull
-                else load_mesh(out_dir / c.filename, root=out_dir, element=f"file {c.filename}")
-            )
-            vertices = (mesh.vertices * c.scale) @ c.origin[:3, :3].T + c.origin[:3, 3]
-            parts = [(vertices, np.asarray(mesh.faces))] if hull else []
+            if hull:
+                mesh = source_mesh(g, f"link {link.name}")
+                unscaled, faces = mesh.vertices, np.asarray(mesh.faces)
+            elif c.filename in collision_vertices:
+                unscaled = collision_vertices[c.filename]
+            else:
+                element = f"file {c.filename}"
+                unscaled = load_mesh(out_dir / c.filename, root=out_dir, element=element).vertices
+            vertices = (unscaled * c.scale) @ c.origin[:3, :3].T + c.origin[:3, 3]
+            parts = [(vertices, faces)] if hull else []
             shapes[link.name, i] = Shape(link.name, vertices, parts)
     return shapes
 
 
 def _thick_hull(points: np.ndarray, scale: np.ndarray, toward: np.ndarray):
-    """`settled_hull` of a part's points (mesh frame), moved copies added while its corners
-    are thinner than MIN_COLLISION_THICKNESS after `scale` (as normalizing the written part
-    measures it), towards `toward`."""
-    thickness = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
+    """`settled_hull` of a part's points (mesh frame), copies moved by PART_THICKNESS towards
+    `toward` (`thinnest_move`) added while its corners are thinner than MIN_COLLISION_THICKNESS
+    after `scale` (as normalizing the written part measures it)."""
     hull = settled_hull(points)
     for _ in range(3):
         if hull is None or hull_width(hull[0] * scale) >= MIN_COLLISION_THICKNESS:
             break
-        corners = hull[0] * scale
-        normal = np.linalg.svd(corners - corners.mean(axis=0), full_matrices=False)[2][-1]
-        if float(normal @ (toward * scale - corners.mean(axis=0))) < 0:
-            normal = -normal
-        hull = settled_hull(np.concatenate([hull[0], hull[0] + normal * thickness / scale]))
+        move = thinnest_move(hull[0], scale, toward, PART_THICKNESS)
+        hull = settled_hull(np.concatenate([hull[0], hull[0] + move]))
     return hull
 
 
 def _with_convex_parts(
-    obj, links, out_dir: Path, names, changes: list, source_mesh, hull_files: set[str], sources
+    obj,
+    links,
+    out_dir: Path,
+    names,
+    changes: list,
+    source_mesh,
+    hull_files: set[str],
+    collision_vertices: dict,
+    sources,
 ) -> list:
     """`links` with the hulls split into convex parts where moving parts need the room
     (`normalize.collision_parts`), the split recorded in `changes`; `sources` receives each
     part's source mesh file."""
     with timed("collision"):
-        shapes = _collision_shapes(obj, links, out_dir, source_mesh, hull_files)
+        shapes = _collision_shapes(obj, links, out_dir, source_mesh, hull_files, collision_vertices)
         cleared = clear_mechanisms(obj, shapes)
     if cleared is None or not cleared.parts:
         return links
@@ -510,7 +524,7 @@ def _with_convex_parts(
                 continue
             inverse = np.linalg.inv(c.origin)
             stem = Path(c.filename).stem.removesuffix("_collision")
-            for k, points in enumerate(part_points(shapes[link.name, i])):
+            for k, points in enumerate(cleared.parts[link.name, i]):
                 local = (points @ inverse[:3, :3].T + inverse[:3, 3]) / c.scale
                 toward = (inverse @ np.append(points.mean(axis=0), 1.0))[:3] / c.scale
                 hull = _thick_hull(local, c.scale, toward)

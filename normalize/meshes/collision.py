@@ -4,7 +4,7 @@ hull, flat visuals written as two layers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +42,20 @@ def _distinct_points_width(unique: np.ndarray) -> float:
     direction = np.linalg.svd(centred, full_matrices=False)[2][-1]
     projected = centred @ direction
     return float(projected.max() - projected.min())
+
+
+def thinnest_move(
+    points: np.ndarray, scale, toward: np.ndarray, thickness: float = MIN_COLLISION_THICKNESS
+) -> np.ndarray:
+    """The move (in the units of `points`) that is `thickness` long after `scale`, across the
+    thinnest principal direction of `points` after `scale`, towards `toward` (a point in the
+    frame and units of `points`): flat points with their copy moved by it are that thick."""
+    scaled = points * scale
+    centre = scaled.mean(axis=0)
+    normal = np.linalg.svd(scaled - centre, full_matrices=False)[2][-1]
+    if float(normal @ (toward * scale - centre)) < 0:
+        normal = -normal
+    return normal * thickness / scale
 
 
 def inward_offset(
@@ -84,6 +98,9 @@ def thickened_collision(
             centred = points * scale - (points * scale).mean(axis=0)
             values, directions = np.linalg.svd(centred, full_matrices=False)[1:]
             if len(points) >= 3 and values[1] > FLAT_FRACTION * max(values[0], 1e-300):
+                # not `thinnest_move`: the side is judged from the mesh's own centre and the
+                # direction normalized again after scaling (`inward_offset`, as the visual's
+                # second layer); either change would move the written hulls
                 normal = directions[-1] * scale  # the thinnest direction, as a plane normal
                 offsets = np.array([np.zeros(3), inward_offset(normal, mesh, scale, toward)])
             else:  # a point or a segment
@@ -105,20 +122,23 @@ def convex_collision(mesh: Mesh) -> tuple[np.ndarray, np.ndarray] | None:
     `thickened_collision`). Cached by content."""
     if mesh.sha256 not in _convex_hulls:
         with timed("meshes"):
-            _convex_hulls[mesh.sha256] = _convex_collision(mesh)
+            _convex_hulls[mesh.sha256] = _convex_collision(mesh.vertices, mesh.faces)
     return _convex_hulls[mesh.sha256]
 
 
-def _convex_collision(mesh: Mesh) -> tuple[np.ndarray, np.ndarray] | None:
-    points = np.unique(mesh.vertices, axis=0)
+def _convex_collision(
+    vertices: np.ndarray, faces: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`convex_collision` of a mesh's `vertices` and `faces`, uncached."""
+    points = np.unique(vertices, axis=0)
     triangles = _convex_hull(points)
     if triangles is None:  # qhull refuses flat and degenerate point sets
         return None
-    vertices, faces = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
-    faces = faces.reshape(-1, 3)
-    if len(vertices) == len(points) and _on_hull(mesh, vertices, faces):
+    hull_vertices, hull_faces = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
+    hull_faces = hull_faces.reshape(-1, 3)
+    if len(hull_vertices) == len(points) and _on_hull(vertices, faces, hull_vertices, hull_faces):
         return None
-    return vertices, faces
+    return hull_vertices, hull_faces
 
 
 def settled_hull(points: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -133,19 +153,11 @@ def settled_hull(points: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             return found
         vertices, faces = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
         found = vertices, faces.reshape(-1, 3)
-        again = _convex_collision(_Arrays(*found))
+        again = _convex_collision(*found)
         if again is None:
             return found
         points = again[0]
     return found
-
-
-@dataclass
-class _Arrays:
-    """A mesh's vertices and faces, as `_convex_collision` reads them."""
-
-    vertices: np.ndarray
-    faces: np.ndarray
 
 
 #: How far (over the mesh's box diagonal) a face centre may lie inside the hull and still be
@@ -153,17 +165,19 @@ class _Arrays:
 ON_HULL_TOLERANCE = 1e-9
 
 
-def _on_hull(mesh: Mesh, vertices: np.ndarray, faces: np.ndarray) -> bool:
-    """Whether every face of `mesh` lies on the surface of its convex hull (`vertices`, `faces`,
-    outward-wound): its centre on one of the hull's face planes (the three corners are on the
-    hull's side of it, so they lie in that plane too)."""
-    corners = vertices[faces]
+def _on_hull(
+    vertices: np.ndarray, faces: np.ndarray, hull_vertices: np.ndarray, hull_faces: np.ndarray
+) -> bool:
+    """Whether every face of a mesh (`vertices`, `faces`) lies on the surface of its convex hull
+    (`hull_vertices`, `hull_faces`, outward-wound): its centre on one of the hull's face planes
+    (the three corners are on the hull's side of it, so they lie in that plane too)."""
+    corners = hull_vertices[hull_faces]
     normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     lengths = np.linalg.norm(normals, axis=1)
     normals = normals[lengths > 0] / lengths[lengths > 0, None]
     offsets = -np.einsum("ij,ij->i", normals, corners[lengths > 0, 0])
-    tolerance = ON_HULL_TOLERANCE * float(np.linalg.norm(np.ptp(mesh.vertices, axis=0)))
-    centres = mesh.vertices[mesh.faces].mean(axis=1)
+    tolerance = ON_HULL_TOLERANCE * float(np.linalg.norm(np.ptp(vertices, axis=0)))
+    centres = vertices[faces].mean(axis=1)
     for chunk in np.array_split(centres, max(1, len(centres) // 1024)):
         if np.any((chunk @ normals.T + offsets).max(axis=1) < -tolerance):
             return False
