@@ -122,14 +122,10 @@ def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
     if not joints or not any(s.ours for s in shapes.values()):
         return None
     split: set[object] = set()
+    hulls = _Hulls(shapes)
     rounds, contacts = 0, []
     while True:
         pieces = [(key, k) for key, s in shapes.items() for k in range(max(1, len(s.parts)))]
-        hulls = {
-            (key, k): _hull_points(*shapes[key].parts[k], shapes[key].points.mean(axis=0))
-            for key, k in pieces
-            if shapes[key].ours
-        }
         model = _model(mujoco, obj, shapes, pieces, hulls)
         contacts = _contacts(mujoco, model, obj, joints)
         if not contacts or rounds == MAX_ROUNDS:
@@ -139,13 +135,29 @@ def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
             break
         # a part's hull lies inside the hull it was cut from: only joints in contact can be
         joints = [j for j in joints if any(c.joint == j.name for c in contacts)]
-    # the shapes are as the last model had them: no round split them after it
     parts = {
         key: [hulls[key, k] for k in range(len(shapes[key].parts))]
         for key in split
         if len(shapes[key].parts) > 1
     }
     return Cleared(parts, rounds, len(contacts))
+
+
+class _Hulls:
+    """The points each piece of ours collides as (`_hull_points`), computed once per part: a
+    part keeps its triangles, and so its points, from the round that cut it to the end."""
+
+    def __init__(self, shapes: dict[object, Shape]):
+        self.shapes = shapes
+        self.known: dict[int, tuple[tuple, np.ndarray]] = {}  # id(part) -> (part, points)
+
+    def __getitem__(self, piece: tuple) -> np.ndarray:
+        key, k = piece
+        shape = self.shapes[key]
+        part = shape.parts[k]
+        if id(part) not in self.known:  # the part is kept in `known`, so its id stays its own
+            self.known[id(part)] = (part, _hull_points(*part, shape.points.mean(axis=0)))
+        return self.known[id(part)][1]
 
 
 def _points(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
@@ -176,7 +188,7 @@ def _corners(points: np.ndarray) -> np.ndarray:
     return points if triangles is None else np.unique(triangles.reshape(-1, 3), axis=0)
 
 
-def _model(mujoco, obj, shapes: dict, pieces: list, hulls: dict):
+def _model(mujoco, obj, shapes: dict, pieces: list, hulls: _Hulls):
     """A MuJoCo model of `obj` (the MJCF's body tree, `add_body_tree`) with every piece as a
     geom named by its index in `pieces`; a piece of ours collides as its points in `hulls`."""
     spec = mujoco.MjSpec()
