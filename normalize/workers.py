@@ -195,9 +195,6 @@ def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
 #: take one core each, and a rasterizer thread that cannot start under the memory limit left
 #: the drawing thread waiting for it for ever (in `mjr_readPixels`)
 RENDER_THREADS = ("LP_NUM_THREADS", "0")
-#: One BLAS thread per worker (set before numpy loads OpenBLAS): the workers take one core
-#: each, and OpenBLAS's own threads, one per core by default, only compete with them
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _serve(conn, parent_pid: int, prepare: Sequence[str] = ()) -> None:
@@ -207,8 +204,6 @@ def _serve(conn, parent_pid: int, prepare: Sequence[str] = ()) -> None:
     ignores SIGINT."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault(*RENDER_THREADS)
-    for name in BLAS_THREADS:
-        os.environ.setdefault(name, "1")
     exit_with_parent(parent_pid)
     for module in prepare:
         with contextlib.suppress(Exception):  # fails again, and is reported, where a batch needs it
