@@ -288,13 +288,15 @@ def _split_round(shapes: dict, contacts: list[_Contact], pieces: list, split: se
     """Split, deepest contact first, one of the two pieces of each contact (each piece once);
     whether anything was split."""
     replaced: dict[tuple, list] = {}  # (key, part index) -> its parts
+    counts = {key: len(shape.parts) for key, shape in shapes.items()}  # after this round's cuts
     for contact in sorted(contacts, key=lambda c: -c.depth):
         a, b = pieces[contact.fixed], pieces[contact.moving]
         if a in replaced or b in replaced:
             continue
-        found = _split_pair(shapes, a, b, contact.transform)
+        found = _split_pair(shapes, counts, a, b, contact.transform)
         if found is not None:
             replaced[found[0]] = found[1]
+            counts[found[0][0]] += len(found[1]) - 1
     for key in {key for key, _ in replaced}:
         shape = shapes[key]
         shape.parts = [
@@ -304,22 +306,22 @@ def _split_round(shapes: dict, contacts: list[_Contact], pieces: list, split: se
     return bool(replaced)
 
 
-def _split_pair(shapes: dict, a: tuple, b: tuple, transform: np.ndarray):
+def _split_pair(shapes: dict, counts: dict, a: tuple, b: tuple, transform: np.ndarray):
     """((key, part index), its parts) for the piece of `a` (fixed) or `b` (moving) that one
-    cut splits, or None. `transform` maps `a`'s link frame to `b`'s."""
+    cut splits, or None; a shape keeps at most MAX_PARTS parts (`counts`: each shape's parts
+    after the cuts taken so far). `transform` maps `a`'s link frame to `b`'s."""
     candidates = ((a, b, transform), (b, a, np.linalg.inv(transform)))
     for (key, k), (other_key, other_k), to_other in candidates:
-        shape = shapes[key]
-        if not shape.ours or len(shape.parts) >= MAX_PARTS - 6:
+        if not shapes[key].ours or counts[key] >= MAX_PARTS:
             continue
         box = _piece_points(shapes[other_key], other_k)
-        parts = _cut_by_box(*shape.parts[k], to_other, box.min(axis=0), box.max(axis=0))
-        if len(parts) > 1:
+        parts = _cut_by_box(*shapes[key].parts[k], to_other, box.min(axis=0), box.max(axis=0))
+        if 1 < len(parts) <= MAX_PARTS - counts[key] + 1:
             return (key, k), parts
     ours = [
         (float(np.ptp(_piece_points(shapes[key], k), axis=0).max()), (key, k))
         for key, k in (a, b)
-        if shapes[key].ours and len(shapes[key].parts) < MAX_PARTS
+        if shapes[key].ours and counts[key] < MAX_PARTS
     ]
     if not ours:
         return None

@@ -12,7 +12,9 @@ import trimesh
 from verify_assets import hollow_cabinet_urdf, one_mesh_carcass, shell_obj, urdf_source, write
 
 from export.manifests import link_rows
+from normalize import collision_parts
 from normalize.adapters import discover
+from normalize.collision_parts import PRIMITIVE_CORNERS, Shape, _Contact, _split_round
 from normalize.mechanism import DEPTH_TOLERANCE
 from normalize.run import normalize_candidate
 from normalize.urdf import read_object
@@ -184,3 +186,29 @@ def test_a_collision_mesh_the_source_made_for_collision_keeps_its_hull(tmp_path)
     assert "collision.convex_parts" not in {c.code for c in result.changes}
     [check] = verify_object(result, source).check("mechanism.penetration")
     assert not check.passed and check.value == pytest.approx(0.275, abs=0.01)
+
+
+def test_a_round_of_cuts_keeps_each_mesh_within_max_parts(monkeypatch):
+    """Two parts of one mesh, each touched by its own drawer in the same round: each box cut
+    makes five parts of a plate, and the second would take the mesh past MAX_PARTS, so that
+    part is halved instead."""
+    monkeypatch.setattr(collision_parts, "MAX_PARTS", 9)
+    plates = []
+    for x in (-2.0, 2.0):
+        plate = trimesh.creation.box(extents=(1.0, 1.0, 0.1))
+        plate.apply_translation((x, 0.0, 0.0))
+        plates.append((np.asarray(plate.vertices), np.asarray(plate.faces)))
+    points = np.concatenate([v for v, _ in plates])
+    shapes = {"carcass": Shape("base", points, parts=plates)}
+    for i, x in enumerate((-2.0, 2.0)):
+        origin = np.eye(4)
+        origin[0, 3] = x
+        corners = PRIMITIVE_CORNERS["box"]((0.3, 0.3, 0.3)) + origin[:3, 3]
+        shapes[f"drawer{i}"] = Shape(f"drawer{i}", corners, primitive=("box", (0.3,) * 3, origin))
+    pieces = [("carcass", 0), ("carcass", 1), ("drawer0", 0), ("drawer1", 0)]
+    contacts = [
+        _Contact("joint_0", 0, 2, np.eye(4), 0.05),
+        _Contact("joint_1", 1, 3, np.eye(4), 0.04),
+    ]
+    assert _split_round(shapes, contacts, pieces, set())
+    assert len(shapes["carcass"].parts) == 5 + 2  # the first plate cut, the second halved
