@@ -90,26 +90,33 @@ class Usage:
     peak_bytes: int = 0
 
 
-def _tree_bytes(process, baseline: int) -> int:
-    """Resident bytes `process` gained over `baseline`, plus those of every process below it
-    (gone ones count 0)."""
-    total = -baseline
+def _tree_rss(process) -> dict[tuple[int, float], int]:
+    """Resident bytes of `process` and of every process below it, by (pid, start time)."""
+    found = {}
     for p in [process, *process.children(recursive=True)]:
         with contextlib.suppress(psutil.Error):  # ended meanwhile
-            total += p.memory_info().rss
-    return total
+            found[p.pid, p.create_time()] = p.memory_info().rss
+    return found
+
+
+def _tree_bytes(process, baseline: dict[tuple[int, float], int]) -> int:
+    """Resident bytes of the processes below `process` started since `baseline` was taken,
+    plus what the others (`process` itself, workers kept alive by earlier tests) gained over
+    it; gone ones count 0."""
+    return sum(rss - baseline.get(key, 0) for key, rss in _tree_rss(process).items())
 
 
 @contextlib.contextmanager
 def bounded(what: str, seconds: float = MAX_SECONDS, memory: int = MAX_TREE_BYTES):
     """Run the block while a thread samples the resident memory of this process and its
     worker processes every SAMPLE_SECONDS; then assert that it stayed within `seconds` and
-    `memory`. This process counts with what it gained during the block (the command runs in
-    the test's process, whose size depends on the tests before it). Yields the Usage, filled
-    in when the block ends."""
+    `memory`. This process, and the processes below it that earlier tests left running (a
+    shared worker pool, a cluster), count with what they gained during the block: the command
+    runs in the test's process, whose size depends on the tests before it. Yields the Usage,
+    filled in when the block ends."""
     usage, done = Usage(), threading.Event()
     me = psutil.Process()
-    baseline = me.memory_info().rss
+    baseline = _tree_rss(me)
 
     def sample() -> None:
         while not done.is_set():
