@@ -73,7 +73,7 @@ def survey(sources: list, out: Path) -> dict:
                         "depth": round(m.depth, 6),
                         "allowed": round(m.threshold, 6),
                         "failed": m.depth > m.threshold,
-                        "allowed_by": "source motion" if m.moved else "source overlap",
+                        "allowed_by": m.measure or None,
                     }
                 )
     depths = np.array([j["depth"] for j in joints]) if joints else np.zeros(0)

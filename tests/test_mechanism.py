@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from verify_assets import (
+    CUBE_OBJ,
     door_urdf,
     hollow_cabinet_urdf,
     one_mesh_carcass,
@@ -116,6 +117,65 @@ def test_a_drawer_built_into_its_side_walls_is_allowed_that_overlap_and_records_
     assert not check.passed
     assert check.value == pytest.approx(0.007, abs=1e-4)
     assert check.threshold == pytest.approx(0.006, abs=1e-4)
+
+
+LID_OBJ = """v -0.3 -0.45 0
+v 0.3 -0.45 0
+v 0.3 0.45 0
+v -0.3 0.45 0
+f 1 2 3
+f 1 3 4
+"""
+
+
+def lid_on_open_box_urdf(collision_z: float) -> str:
+    """A lid whose visual is one plate overhanging an open box (no bottom face), sunk 5 mm
+    below the box's top so that it crosses the box's sides; both links collide as boxes the
+    source made for collision, the lid's centred at `collision_z` (0.505: 5 mm into the box's)."""
+    frame_box = '<geometry><box size="0.5 0.8 1.0"/></geometry>'
+    lid_box = f'<origin xyz="0 0 {collision_z}"/><geometry><box size="0.6 0.9 0.02"/></geometry>'
+    return f"""<?xml version="1.0"?>
+<robot name="chest">
+  <link name="body">
+    <visual><geometry><mesh filename="open_box.obj" scale="0.5 0.8 1.0"/></geometry></visual>
+    <collision>{frame_box}</collision>
+  </link>
+  <link name="lid">
+    <visual><origin xyz="0 0 0.495"/><geometry><mesh filename="lid.obj"/></geometry></visual>
+    <collision>{lid_box}</collision>
+  </link>
+  <joint name="lift" type="prismatic">
+    <parent link="body"/>
+    <child link="lid"/>
+    <axis xyz="0 0 1"/>
+    <limit lower="0" upper="0.2" effort="1" velocity="1"/>
+  </joint>
+</robot>
+"""
+
+
+def test_collision_shapes_the_source_built_into_each_other_are_allowed_their_visual_overlap(
+    tmp_path,
+):
+    """Open meshes have no inside to measure in: where the source's own collision shapes touch
+    at rest, the allowance is how far its visual shapes cross there (they part after the lid
+    moves 5 mm along the contact's normal), not the collision shapes' depth."""
+    open_box = "\n".join(CUBE_OBJ.splitlines()[:8] + CUBE_OBJ.splitlines()[10:]) + "\n"
+    files = {"open_box.obj": open_box, "lid.obj": LID_OBJ}
+    report = report_of(tmp_path / "built", {"chest.urdf": lid_on_open_box_urdf(0.505), **files})
+    [check] = report.check("mechanism.penetration")
+    assert check.passed, check.message
+    assert check.value == pytest.approx(0.005, abs=2e-4)
+    assert "the source builds the two links 5.0 mm into each other at rest" in check.message
+
+    # the lid's collision box 10 mm lower: 15 mm deep, the visual shapes still cross by 6 mm
+    # (normalization gives the flat plate 1 mm of thickness, below it)
+    report = report_of(tmp_path / "deeper", {"chest.urdf": lid_on_open_box_urdf(0.495), **files})
+    [check] = report.check("mechanism.penetration")
+    assert not check.passed and check.element == "joint joint_0"
+    assert check.value == pytest.approx(0.015, abs=2e-4)
+    assert check.threshold == pytest.approx(DEPTH_TOLERANCE + 0.006, abs=2e-4)
+    assert "6.0 mm into each other at rest" in check.message
 
 
 def test_an_object_allowance_waives_the_check_with_its_reason(tmp_path):

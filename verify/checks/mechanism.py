@@ -15,7 +15,7 @@ penetration depth of a contact is minus its distance.
 Tolerance: DEPTH_TOLERANCE (1 mm). Allowance where the source itself is built overlapping (a
 hinge pin inside its frame, a key pressed into its board, links of a robot arm nested at their
 joints), measured at each configuration where the penetration exceeds the tolerance and added to
-it, the larger of two measures:
+it, the largest of three measures:
 
 - how deep the moving side's visual shapes (the source's geometry) lie inside the parent side's:
   the deepest of the vertices and of points sampled on the faces of one visual shape inside
@@ -25,7 +25,12 @@ it, the larger of two measures:
   `collision.range` sweeps) intersect at that configuration but not at rest, how far the part
   moves on past where they first touch (bisection along the motion; for a rotation, that arc
   length at the farthest point from the axis where the shapes cross): a bucket whose handle
-  swings through its wall, a lid that opens past its back wall.
+  swings through its wall, a lid that opens past its back wall;
+- where both links collide as shapes the source made for collision (not hulls or parts we made
+  of a visual mesh: `collision_of_its_own`), how deep the source builds them into each other at
+  rest: for their deepest contact there, how far the moving link's visual triangles near it must
+  move along the contact's normal to stop crossing the parent's (`SourceShapes.built`), allowed
+  over the whole range: a robot's links built into each other at their joint.
 
 The joint's value is its penetration where it exceeds the source's own overlap the most,
 reported with the configuration and the two geoms; the threshold and message record the
@@ -60,6 +65,10 @@ MAX_JOINTS = 256
 #: another's inside (the source-built overlap)
 OVERLAP_POINTS = 4096
 DEEPEST_CANDIDATES = 16  # inside points whose exact depth is computed
+#: How far beyond the boxes around two geoms in contact their links' visual triangles are taken
+#: to measure how deep the source builds them into each other
+BOX_MARGIN = DEPTH_TOLERANCE
+BUILT_BISECTIONS = 10  # steps of that measure (1/1024 of the contact's depth)
 
 
 class _Collider:
@@ -80,8 +89,8 @@ class _Collider:
         return {self.body[name] for name in links if name in self.body}
 
     def contacts(self, coords: dict[str, float], moving: set[int], fixed: set[int]) -> dict:
-        """(moving link, parent-side link) -> (depth m, geom names) of the deepest contact
-        between the two at `coords`."""
+        """(moving link, parent-side link) -> the deepest `_Contact` between the two at
+        `coords`."""
         mujoco, model, data = self.mujoco, self.model, self.data
         data.qpos[:] = model.qpos0
         for name, value in coords.items():
@@ -95,15 +104,38 @@ class _Collider:
         for k in range(data.ncon):
             g1, g2 = int(contacts.geom1[k]), int(contacts.geom2[k])
             b1, b2 = int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2])
+            away = -contacts.frame[k][:3]  # the normal points from geom1 to geom2
             if b2 in moving and b1 in fixed:
-                g1, g2, b1, b2 = g2, g1, b2, b1
+                g1, g2, b1, b2, away = g2, g1, b2, b1, -away
             elif not (b1 in moving and b2 in fixed):
                 continue
             pair = (model.body(b1).name, model.body(b2).name)
             depth = -float(contacts.dist[k])
-            if depth > found.get(pair, (-math.inf,))[0]:
-                found[pair] = (depth, (model.geom(g1).name, model.geom(g2).name))
+            if pair not in found or depth > found[pair].depth:
+                geoms = (model.geom(g1).name, model.geom(g2).name)
+                boxes = (self._box(g1), self._box(g2))
+                found[pair] = _Contact(depth, geoms, np.array(away), boxes)
         return found
+
+    def _box(self, geom: int) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) corners of the world box around one geom as posed now."""
+        center, half = self.model.geom_aabb[geom][:3], self.model.geom_aabb[geom][3:]
+        rotation = self.data.geom_xmat[geom].reshape(3, 3)
+        middle = self.data.geom_xpos[geom] + rotation @ center
+        reach = np.abs(rotation) @ half
+        return middle - reach, middle + reach
+
+
+@dataclass
+class _Contact:
+    """The deepest contact of a (moving link, parent-side link) pair: its depth (m), the two
+    geoms, the direction (world) that moves the moving geom out of the other, and the world
+    boxes around the two geoms."""
+
+    depth: float
+    geoms: tuple[str, str]
+    away: np.ndarray
+    boxes: tuple
 
 
 class SourceShapes:
@@ -158,6 +190,65 @@ class SourceShapes:
                             inside = other.points @ back[:3, :3].T + back[:3, 3]
                             depth = max(depth, _inside_depth(inside, one))
         return depth
+
+    def built(self, moving: str, fixed: str, poses: dict, contact: _Contact) -> float:
+        """How deep (m, at most the contact's depth) the two links' visual shapes are built into
+        each other where `contact` is: their triangles inside the boxes around its two geoms
+        cross, and part after moving the moving ones this far along the contact's normal
+        (bisection). 0 when they do not cross there: what overlaps is collision geometry that
+        fills what the source leaves empty."""
+        import fcl
+
+        placed = []
+        for link, (low, high) in zip((moving, fixed), contact.boxes, strict=True):
+            found = _triangles_in_box(
+                self._of(link), poses[link], low - BOX_MARGIN, high + BOX_MARGIN
+            )
+            if found is None:
+                return 0.0
+            model = fcl.BVHModel()
+            model.beginModel(len(found[0]), len(found[1]))
+            model.addSubModel(*found)
+            model.endModel()
+            placed.append(fcl.CollisionObject(model, fcl.Transform()))
+
+        def cross(shift: float) -> bool:
+            placed[0].setTranslation(shift * contact.away)
+            request, result = fcl.CollisionRequest(num_max_contacts=1), fcl.CollisionResult()
+            return bool(fcl.collide(placed[0], placed[1], request, result))
+
+        if not cross(0.0):
+            return 0.0
+        if cross(contact.depth):
+            return contact.depth
+        apart, crossing = contact.depth, 0.0
+        for _ in range(BUILT_BISECTIONS):
+            middle = (apart + crossing) / 2
+            if cross(middle):
+                crossing = middle
+            else:
+                apart = middle
+        return apart
+
+
+def _triangles_in_box(parts: list, pose: np.ndarray, low, high):
+    """(vertices, faces) (world) of the triangles of `parts` (link frame, placed at `pose`) with
+    a vertex inside the box (low, high); None when there is none."""
+    vertices, faces, count = [], [], 0
+    for part in parts:
+        v = np.asarray(part.mesh.vertices) @ pose[:3, :3].T + pose[:3, 3]
+        f = np.asarray(part.mesh.faces)
+        inside = np.all((v >= low) & (v <= high), axis=1)
+        f = f[inside[f].any(axis=1)]
+        if len(f) == 0:
+            continue
+        used, f = np.unique(f, return_inverse=True)
+        vertices.append(v[used])
+        faces.append(f.reshape(-1, 3) + count)
+        count += len(used)
+    if not faces:
+        return None
+    return np.concatenate(vertices), np.concatenate(faces)
 
 
 class SourceMotion:
@@ -231,18 +322,24 @@ def _label(joint, q: float) -> str:
     return f"q = {q:.4g}"
 
 
+#: The measures of the source's own overlap, by the name `JointDepth.measure` gives them
+OVERLAP = "overlap of the visual shapes"
+MOTION = "motion into the parent"
+BUILT = "built into each other at rest"
+
+
 @dataclass
 class JointDepth:
     """One judged joint where its penetration (m) exceeds the source's own overlap (m) the most:
     the geoms and coordinate, and the overlap allowed there on top of the tolerance (measured
-    only where the penetration exceeds the tolerance)."""
+    only where the penetration exceeds the tolerance) with the measure that gave it."""
 
     joint: object
     depth: float
     geoms: tuple[str, str] | None
     q: float
     overlap: float = 0.0
-    moved: bool = False  # the overlap is how far the source moves the part into its parent
+    measure: str = ""  # OVERLAP, MOTION or BUILT where `overlap` > 0
 
     @property
     def threshold(self) -> float:
@@ -262,6 +359,8 @@ def measure(obj, model, meshes: dict, motion: SourceMotion) -> tuple[list[JointD
 
     collider = _Collider(mujoco, model)
     shapes = SourceShapes(obj, meshes)
+    rest = obj.link_poses()
+    own = collision_of_its_own(obj, motion.obj)
     measured, unjudged = [], 0
     for joint in judged_joints(obj):
         moving_links, fixed_links = sides(obj, joint)
@@ -272,28 +371,52 @@ def measure(obj, model, meshes: dict, motion: SourceMotion) -> tuple[list[JointD
         # Every (configuration, pair of links) in contact, deepest first: the source's own
         # overlap is measured only where the penetration could still be the worst excess.
         found = [
-            (depth, q, pair, geoms)
+            (contact.depth, q, pair, contact)
             for q in joint_values(joint)
-            for pair, (depth, geoms) in collider.contacts(
+            for pair, contact in collider.contacts(
                 obj.resolve_configuration({joint.name: q}), moving, fixed
             ).items()
         ]
+        # how deep the source builds each pair of links into each other, where they touch at rest
+        built = {
+            pair: shapes.built(*pair, rest, contact)
+            for depth, q, pair, contact in found
+            if q == 0.0 and depth > DEPTH_TOLERANCE and set(pair) <= own
+        }
         worst = JointDepth(joint, 0.0, None, 0.0)
-        for depth, q, (a, b), geoms in sorted(found, key=_deepest_first):
+        for depth, q, (a, b), contact in sorted(found, key=_deepest_first):
             if worst.geoms is not None and depth <= worst.excess:
                 break
-            overlap, moved = 0.0, False
+            overlap, by = 0.0, ""
             if depth > DEPTH_TOLERANCE:  # how much of it the source built in
                 poses = obj.link_poses(obj.resolve_configuration({joint.name: q}))
-                overlap = shapes.overlap({a}, {b}, poses)
-                if depth > DEPTH_TOLERANCE + overlap and not shapes.closed({a, b}):
-                    travel = motion.travel(joint, q, (a, b))
-                    overlap, moved = max(overlap, travel), travel > overlap
-            candidate = JointDepth(joint, depth, geoms, q, overlap, moved)
+                measures = {OVERLAP: shapes.overlap({a}, {b}, poses), BUILT: built.get((a, b), 0.0)}
+                if depth > DEPTH_TOLERANCE + max(measures.values()) and not shapes.closed({a, b}):
+                    measures[MOTION] = motion.travel(joint, q, (a, b))
+                by = max(measures, key=measures.get)
+                overlap = measures[by]
+            candidate = JointDepth(joint, depth, contact.geoms, q, overlap, by)
             if worst.geoms is None or candidate.excess > worst.excess:
                 worst = candidate
         measured.append(worst)
     return measured, unjudged
+
+
+def collision_of_its_own(obj, source_obj) -> set[str]:
+    """The links of `obj` whose collision shapes are the source's own: all but those where the
+    source collides a visual mesh and normalization wrote its hull or parts instead (in
+    `source_obj`, the object with the source's collision shapes). Those hulls fill what the
+    source leaves empty: whatever they overlap is not the source's doing."""
+    source_links = source_obj.link_map
+    own = set()
+    for link in obj.links:
+        source = source_links.get(link.name, link)
+        visual = {g.filename for g in source.visuals if g.kind == "mesh"}
+        sourced = {g.filename for g in source.collisions if g.kind == "mesh"}
+        written = {g.filename for g in link.collisions if g.kind == "mesh"}
+        if written == sourced or not (sourced & visual):
+            own.add(link.name)
+    return own
 
 
 def _deepest_first(item) -> float:
@@ -329,12 +452,14 @@ def run(ctx: Context) -> list[CheckResult]:
 def _results(measured: list[JointDepth], unjudged: int) -> list[CheckResult]:
     out, allowed = [], []
     for m in measured:
-        built = (
-            f"the source moves the part {1000 * m.overlap:.1f} mm on past touching its parent "
-            "there (collision.range judges that)"
-            if m.moved
-            else f"the source's visual shapes already overlap by {1000 * m.overlap:.1f} mm there"
-        )
+        built = {
+            MOTION: f"the source moves the part {1000 * m.overlap:.1f} mm on past touching its "
+            "parent there (collision.range judges that)",
+            OVERLAP: f"the source's visual shapes already overlap by {1000 * m.overlap:.1f} mm "
+            "there",
+            BUILT: f"the source builds the two links {1000 * m.overlap:.1f} mm into each other "
+            "at rest (their visual shapes cross where they touch)",
+        }.get(m.measure, "")
         source = f"; {built}, allowed up to {1000 * m.threshold:.1f} mm" if m.overlap > 0 else ""
         if m.depth <= m.threshold:
             if m.overlap > 0:
