@@ -4,6 +4,7 @@ object and fails (with its id, element, value and threshold) on an object broken
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 from dataclasses import replace
 
@@ -348,6 +349,35 @@ def test_simulator_printed_output_fails_for_the_loader_that_printed(tmp_path):
     [printed] = [c for c in simulator.run(ctx) if c.id == "simulator.printed"]
     assert not printed.passed and printed.element == "loader mujoco"
     assert "duplicate name" in printed.message
+
+
+def test_printed_output_is_the_blocks_not_another_threads_logging(capfd):
+    """A Dask worker logs from threads of its own (a lost peer, a heartbeat) while an object is
+    verified: that is not what the loader printed, and goes where it went before."""
+    import logging
+    import threading
+
+    from verify.printed import printed_output
+
+    logger = logging.getLogger("a_worker_of_the_tests")
+    stream = open(2, "w", closefd=False)  # noqa: SIM115 (fd 2 stays open)
+    handler = logging.StreamHandler(stream)
+    logger.addHandler(handler)
+    logging.getLogger("a_worker_of_the_tests.child").addHandler(handler)  # one handler, twice
+    try:
+        with printed_output() as printed:
+            worker = threading.Thread(target=logger.warning, args=("a peer was lost",))
+            worker.start()
+            worker.join()
+            os.write(2, b"the loader's C code warns\n")
+            with open(1, "w", closefd=False) as stdout:
+                print("the loader prints", file=stdout, flush=True)
+        assert handler.stream is stream, "the stream the handler held is back"
+    finally:
+        logger.removeHandler(handler)
+        logging.getLogger("a_worker_of_the_tests.child").removeHandler(handler)
+    assert printed == ["the loader's C code warns\nthe loader prints"]
+    assert "a peer was lost" in capfd.readouterr().err
 
 
 def test_missing_simulator_is_reported_skipped_not_passed(tmp_path, monkeypatch):
