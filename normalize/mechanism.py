@@ -50,5 +50,5 @@ def rigid_group(obj, link: str, exclude: set[str]) -> set[str]:
 def sides(obj, joint) -> tuple[set[str], set[str]]:
     """(the moving side: the joint's child and its subtree, the parent side: its parent and the
     links fixed to it) of one joint."""
-    moving = set(obj._subtree_links(joint.child))
+    moving = set(obj.subtree_links(joint.child))
     return moving, rigid_group(obj, joint.parent, moving)

@@ -575,7 +575,7 @@ class ArticulatedObject:
         children = [row[j.child] for j in joints]
         mass, com, inertia = all_mass[children], all_com[children], all_inertia[children]
         for i in np.flatnonzero(mass <= 0):
-            carried = [row[name] for name in self._subtree_links(joints[i].child)]
+            carried = [row[name] for name in self.subtree_links(joints[i].child)]
             m, c, inertia_i = all_mass[carried], all_com[carried], all_inertia[carried]
             total = m.sum()
             if total <= 0:
@@ -591,13 +591,14 @@ class ArticulatedObject:
 
     @cached_property
     def _child_links(self) -> dict[str, list[str]]:
-        """Parent link -> its child links (built once: `_subtree_links` runs once per joint)."""
+        """Parent link -> its child links (built once: `subtree_links` runs once per joint)."""
         children: dict[str, list[str]] = {}
         for joint in self.joints:
             children.setdefault(joint.parent, []).append(joint.child)
         return children
 
-    def _subtree_links(self, link: str) -> list[str]:
+    def subtree_links(self, link: str) -> list[str]:
+        """`link` and every link below it, down the joints."""
         children = self._child_links
         out, stack = [], [link]
         while stack:
