@@ -186,6 +186,8 @@ def test_a_collision_mesh_the_source_made_for_collision_keeps_its_hull(tmp_path)
     assert "collision.convex_parts" not in {c.code for c in result.changes}
     [check] = verify_object(result, source).check("mechanism.penetration")
     assert not check.passed and check.value == pytest.approx(0.275, abs=0.01)
+    assert "the convex hull of the source's collision mesh" in check.message
+    assert check.hint.startswith("the source's own collision shapes overlap at rest")
 
 
 def test_a_round_of_cuts_keeps_each_mesh_within_max_parts(monkeypatch):

@@ -14,6 +14,7 @@ from verify_assets import (
     write,
 )
 
+from normalize import collision_parts
 from normalize.adapters import discover
 from normalize.collision_parts import CLEARANCE
 from normalize.mechanism import DEPTH_TOLERANCE
@@ -52,6 +53,26 @@ def test_a_drawer_in_a_one_mesh_shell_clears_the_convex_parts_of_its_hull(tmp_pa
     assert "mechanism.penetration" not in report.review
 
 
+def test_a_hull_normalization_could_not_split_is_named_as_ours_with_what_to_do(
+    tmp_path, monkeypatch
+):
+    """With no round of cuts allowed, the one-mesh carcass ships as its hull around the drawer:
+    the message says which geom is the hull of a visual mesh, and the hint that the parts
+    could not clear it."""
+    monkeypatch.setattr(collision_parts, "MAX_ROUNDS", 0)
+    files = {
+        "cabinet.urdf": one_mesh_carcass(hollow_cabinet_urdf("drawer")),
+        "shell.obj": shell_obj(),
+    }
+    [check] = report_of(tmp_path, files).check("mechanism.penetration")
+    assert not check.passed and check.value > 0.2
+    assert (
+        "base_collision_0: the convex hull of a visual mesh, shell_collision.obj" in check.message
+    )
+    assert "the source's box" in check.message  # the drawer
+    assert check.hint.startswith("the convex parts normalization cuts could not clear")
+
+
 def test_a_door_swinging_into_its_shell_fails_where_it_swings_in(tmp_path):
     """Closed shapes (boxes): the source's own overlap is measured inside them, a few mm, not
     how far the door swings into its carcass."""
@@ -62,6 +83,7 @@ def test_a_door_swinging_into_its_shell_fails_where_it_swings_in(tmp_path):
     assert not check.passed and check.element == "joint joint_0"
     assert check.value > 0.1  # the 58 cm door swung 1.5 rad into a 40 cm deep carcass
     assert "of its range" in check.message and "on past touching" not in check.message
+    assert "fix them or the joint's limits in the source" in check.hint
 
 
 PLATE_OBJ = """v 0.25 -0.4 -0.5

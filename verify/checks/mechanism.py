@@ -33,7 +33,8 @@ it, the largest of three measures:
   over the whole range: a robot's links built into each other at their joint.
 
 The joint's value is its penetration where it exceeds the source's own overlap the most,
-reported with the configuration and the two geoms; the threshold and message record the
+reported with the configuration and the two geoms (where each comes from: `geom_origins`) and a
+hint on what to mend (`_hint`); the threshold and message record the
 overlap allowed and which measure gave it. So collision geometry that fills what the source
 leaves empty (a carcass's convex hull around its drawer) fails, and a part the source itself
 moves into its parent is left to `collision.range`. The allowances of `verify/allowances.py`
@@ -51,9 +52,11 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from normalize.collision_parts import COLLISION_PART, MAX_PARTS, MAX_ROUNDS
 from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, sides
 from verify.checks import Context, single
 from verify.checks.attachment import _primitive
@@ -446,10 +449,61 @@ def run(ctx: Context) -> list[CheckResult]:
             )
         ]
     motion = SourceMotion(*source_scene(ctx))
-    return _results(*measure(ctx.reread, model, ctx.notes.get("meshes", {}), motion))
+    measured, unjudged = measure(ctx.reread, model, ctx.notes.get("meshes", {}), motion)
+    return _results(measured, unjudged, geom_origins(ctx.reread, motion.obj))
 
 
-def _results(measured: list[JointDepth], unjudged: int) -> list[CheckResult]:
+def geom_origins(obj, source_obj) -> dict[str, tuple[str, bool]]:
+    """Collision geom name -> (where the shape comes from, for people; whether normalization
+    made it: a hull or convex part of a visual mesh, which may fill what the source leaves
+    empty). `source_obj`: the object with the source's collision shapes."""
+    own = collision_of_its_own(obj, source_obj)
+    source_links = source_obj.link_map
+    origins = {}
+    for link in obj.links:
+        source = source_links.get(link.name, link)
+        sourced = {g.filename for g in source.collisions if g.kind == "mesh"}
+        for g in link.collisions:
+            file = Path(g.filename).name if g.kind == "mesh" else ""
+            if g.kind != "mesh":
+                origins[g.name] = (f"the source's {g.kind}", False)
+            elif COLLISION_PART.search(file):
+                origins[g.name] = (f"a convex part normalization cut, {file}", True)
+            elif g.filename in sourced:
+                origins[g.name] = (f"the source's mesh {file}, convex as it is", False)
+            elif link.name in own:
+                origins[g.name] = (f"the convex hull of the source's collision mesh, {file}", False)
+            else:
+                origins[g.name] = (f"the convex hull of a visual mesh, {file}", True)
+    return origins
+
+
+ALLOWANCE_HINT = "or waive the check with an allowance (arena-allowances.yaml)"
+
+
+def _hint(ours: bool, at_rest: bool) -> str:
+    """How to mend a penetration, by whether normalization made one of the two shapes."""
+    if ours:
+        return (
+            f"the convex parts normalization cuts could not clear this contact (at most "
+            f"{MAX_ROUNDS} rounds and {MAX_PARTS} parts per mesh; the object's "
+            "collision.convex_parts change counts the contacts left): look for the source's "
+            f"meshes overlapping here, {ALLOWANCE_HINT}"
+        )
+    if at_rest:
+        return (
+            f"the source's own collision shapes overlap at rest: fix them in the source, "
+            f"{ALLOWANCE_HINT}"
+        )
+    return (
+        "the source's own collision shapes run into each other over the joint's range: fix "
+        f"them or the joint's limits in the source, {ALLOWANCE_HINT}"
+    )
+
+
+def _results(
+    measured: list[JointDepth], unjudged: int, origins: dict[str, tuple[str, bool]]
+) -> list[CheckResult]:
     out, allowed = [], []
     for m in measured:
         built = {
@@ -465,19 +519,20 @@ def _results(measured: list[JointDepth], unjudged: int) -> list[CheckResult]:
             if m.overlap > 0:
                 allowed.append(f"joint {m.joint.name} {1000 * m.depth:.1f} mm{source}")
             continue
-        out.append(
-            single(
-                "mechanism.penetration",
-                "warning",
-                False,
-                f"the moving part's collision geometry penetrates its parent's by "
-                f"{1000 * m.depth:.1f} mm at {_label(m.joint, m.q)} (geoms {m.geoms[0]} and "
-                f"{m.geoms[1]}){source}",
-                value=m.depth,
-                threshold=m.threshold,
-                element=f"joint {m.joint.name}",
-            )
+        described = [(name, *origins.get(name, ("", False))) for name in m.geoms]
+        geoms = " and ".join(f"{name}: {what}" if what else name for name, what, _ in described)
+        failed = single(
+            "mechanism.penetration",
+            "warning",
+            False,
+            f"the moving part's collision geometry penetrates its parent's by "
+            f"{1000 * m.depth:.1f} mm at {_label(m.joint, m.q)} (geoms {geoms}){source}",
+            value=m.depth,
+            threshold=m.threshold,
+            element=f"joint {m.joint.name}",
         )
+        failed.hint = _hint(any(ours for _, _, ours in described), m.q == 0.0)
+        out.append(failed)
     if out:
         return out
     note = f"; {unjudged} joint(s) without collision geometry on one side" if unjudged else ""
