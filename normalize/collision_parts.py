@@ -16,7 +16,9 @@ side splits one of its two shapes (deepest contacts first, each shape once per r
   slabs of the box's complement, each a convex region, so each part's hull stays outside the
   box but for CLEARANCE). A drawer's box cuts its carcass into the walls around it.
 - where neither shape's box separates anything (one lies inside the other's box), the larger
-  shape of ours is cut in two across the middle of its longest side.
+  shape of ours is cut in two across the middle of its longest side;
+- a piece of ours wholly inside a shape the source gives (which is never cut: a solid panel
+  where a drawer front sits) is not cut at all: no cut of it clears that contact.
 
 Rounds stop when no contact is deeper than DEPTH_TOLERANCE, after MAX_ROUNDS, or when a shape
 would have more than MAX_PARTS parts. What is left is the source's own overlap (parts built
@@ -311,6 +313,8 @@ def _split_pair(shapes: dict, counts: dict, a: tuple, b: tuple, transform: np.nd
     cut splits, or None; a shape keeps at most MAX_PARTS parts (`counts`: each shape's parts
     after the cuts taken so far). `transform` maps `a`'s link frame to `b`'s."""
     candidates = ((a, b, transform), (b, a, np.linalg.inv(transform)))
+    if any(_inside_the_sources(shapes, *candidate) for candidate in candidates):
+        return None
     for (key, k), (other_key, other_k), to_other in candidates:
         if not shapes[key].ours or counts[key] >= MAX_PARTS:
             continue
@@ -330,6 +334,24 @@ def _split_pair(shapes: dict, counts: dict, a: tuple, b: tuple, transform: np.nd
         return None
     parts = _halves(*shapes[key].parts[k])
     return ((key, k), parts) if len(parts) > 1 else None
+
+
+def _inside_the_sources(shapes: dict, piece: tuple, other: tuple, to_other: np.ndarray) -> bool:
+    """Whether `piece`, of ours, lies inside `other`, a mesh or box as the source gives it (never
+    cut; `to_other` maps the piece's link frame to the other's): no cut of ours clears that
+    contact, which only more parts would keep."""
+    (key, k), shape = piece, shapes[other[0]]
+    exact = shape.primitive is None or shape.primitive[0] == "box"  # its points span it
+    if not shapes[key].ours or shape.ours or not exact:
+        return False
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        planes = ConvexHull(shape.points).equations
+    except (QhullError, ValueError):
+        return False
+    points = _piece_points(shapes[key], k) @ to_other[:3, :3].T + to_other[:3, 3]
+    return bool((points @ planes[:, :3].T + planes[:, 3]).max() <= CLEARANCE)
 
 
 def _piece_points(shape: Shape, k: int) -> np.ndarray:

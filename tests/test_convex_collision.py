@@ -214,3 +214,22 @@ def test_a_round_of_cuts_keeps_each_mesh_within_max_parts(monkeypatch):
     ]
     assert _split_round(shapes, contacts, pieces, set())
     assert len(shapes["carcass"].parts) == 5 + 2  # the first plate cut, the second halved
+
+
+def test_a_part_inside_a_shape_the_source_gives_is_not_cut_for_nothing():
+    """A drawer front of ours wholly inside a panel the source gives as one convex mesh (a
+    PartNet carcass with a solid panel where the drawer sits): no cut of the front clears it,
+    so it is left whole (the contact stays, for the check to report) instead of being halved
+    round after round. Half outside the panel, it is cut as before."""
+    panel = trimesh.creation.box(extents=(0.05, 0.6, 0.6))
+    front = trimesh.creation.box(extents=(0.04, 0.3, 0.3))
+    for offset, cut in ((0.0, False), (0.3, True)):
+        moved = np.asarray(front.vertices) + (0.0, offset, 0.0)
+        shapes = {
+            "panel": Shape("base", np.asarray(panel.vertices)),
+            "front": Shape("drawer", moved, parts=[(moved, np.asarray(front.faces))]),
+        }
+        pieces = [("panel", 0), ("front", 0)]
+        contacts = [_Contact("joint_0", 0, 1, np.eye(4), 0.04)]
+        assert _split_round(shapes, contacts, pieces, set()) == cut, offset
+        assert (len(shapes["front"].parts) > 1) == cut
