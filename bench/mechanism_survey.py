@@ -29,7 +29,7 @@ from normalize.run import normalize_candidate
 from normalize.sources import load_sources
 from verify.checks import Context, geometry, structure
 from verify.checks.collision import source_scene
-from verify.checks.mechanism import DEPTH_TOLERANCE, SourceMotion, measure
+from verify.checks.mechanism import DEPTH_TOLERANCE, SourceMotion, geom_origins, measure
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -61,6 +61,7 @@ def survey(sources: list, out: Path) -> dict:
             started = time.perf_counter()
             motion = SourceMotion(*source_scene(ctx))
             measured, unjudged = measure(ctx.reread, model, ctx.notes.get("meshes", {}), motion)
+            origins = geom_origins(ctx.reread, motion.obj)
             check_seconds.append(time.perf_counter() - started)
             objects["joints without collision geometry on one side"] += unjudged
             for m in measured:
@@ -74,6 +75,8 @@ def survey(sources: list, out: Path) -> dict:
                         "allowed": round(m.threshold, 6),
                         "failed": m.depth > m.threshold,
                         "allowed_by": m.measure or None,
+                        # one of the two deepest geoms is a hull or part normalization made
+                        "ours": any(origins.get(g, ("", False))[1] for g in m.geoms or ()),
                     }
                 )
     depths = np.array([j["depth"] for j in joints]) if joints else np.zeros(0)
@@ -96,6 +99,7 @@ def survey(sources: list, out: Path) -> dict:
         "failing_by_type": dict(Counter(j["type"] for j in failed)),
         "judged_by_type": dict(Counter(j["type"] for j in joints)),
         "failing_by_source": dict(Counter(j["source"] for j in failed)),
+        "failing_with_a_shape_normalization_made": sum(j["ours"] for j in failed),
         "depth_mm_quantiles": {
             q: round(1000 * float(np.quantile(depths, q / 100)), 2) if len(depths) else None
             for q in (50, 75, 90, 95, 100)
