@@ -398,6 +398,7 @@ def measure(obj, model, meshes: dict, motion: SourceMotion) -> tuple[list[JointD
                     measures[MOTION] = motion.travel(joint, q, (a, b))
                 by = max(measures, key=measures.get)
                 overlap = measures[by]
+                by = by if overlap > 0 else ""
             candidate = JointDepth(joint, depth, contact.geoms, q, overlap, by)
             if worst.geoms is None or candidate.excess > worst.excess:
                 worst = candidate
