@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -99,6 +100,17 @@ class Shape:
     @property
     def ours(self) -> bool:
         return bool(self.parts)
+
+    @cached_property
+    def hull_planes(self) -> np.ndarray | None:
+        """(n x 4) outward planes of the hull of `points` (a shape the source gives keeps its
+        points), None where qhull refuses them."""
+        from scipy.spatial import ConvexHull, QhullError
+
+        try:
+            return ConvexHull(self.points).equations
+        except (QhullError, ValueError):
+            return None
 
 
 @dataclass
@@ -342,14 +354,9 @@ def _inside_the_sources(shapes: dict, piece: tuple, other: tuple, to_other: np.n
     contact, which only more parts would keep."""
     (key, k), shape = piece, shapes[other[0]]
     exact = shape.primitive is None or shape.primitive[0] == "box"  # its points span it
-    if not shapes[key].ours or shape.ours or not exact:
+    if not shapes[key].ours or shape.ours or not exact or shape.hull_planes is None:
         return False
-    from scipy.spatial import ConvexHull, QhullError
-
-    try:
-        planes = ConvexHull(shape.points).equations
-    except (QhullError, ValueError):
-        return False
+    planes = shape.hull_planes
     points = _piece_points(shapes[key], k) @ to_other[:3, :3].T + to_other[:3, 3]
     return bool((points @ planes[:, :3].T + planes[:, 3]).max() <= CLEARANCE)
 
