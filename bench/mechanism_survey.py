@@ -60,8 +60,9 @@ def survey(sources: list, out: Path) -> dict:
             objects["measured"] += 1
             started = time.perf_counter()
             motion = SourceMotion(*source_scene(ctx))
-            measured, unjudged = measure(ctx.reread, model, ctx.notes.get("meshes", {}), motion)
             origins = geom_origins(ctx.reread, motion.obj)
+            meshes = ctx.notes.get("meshes", {})
+            measured, unjudged = measure(ctx.reread, model, meshes, motion, origins)
             check_seconds.append(time.perf_counter() - started)
             objects["joints without collision geometry on one side"] += unjudged
             for m in measured:

@@ -26,8 +26,8 @@ it, the largest of three measures:
   moves on past where they first touch (bisection along the motion; for a rotation, that arc
   length at the farthest point from the axis where the shapes cross): a bucket whose handle
   swings through its wall, a lid that opens past its back wall;
-- where both links collide as shapes the source made for collision (not hulls or parts we made
-  of a visual mesh: `collision_of_its_own`), how deep the source builds them into each other at
+- where both geoms in contact are shapes the source made for collision (not hulls or parts we
+  made of a visual mesh: `geom_origins`), how deep the source builds them into each other at
   rest: for their deepest contact there, how far the moving link's visual triangles near it must
   move along the contact's normal to stop crossing the parent's (`SourceShapes.built`), allowed
   over the whole range: a robot's links built into each other at their joint.
@@ -354,16 +354,18 @@ class JointDepth:
         return self.depth - self.overlap
 
 
-def measure(obj, model, meshes: dict, motion: SourceMotion) -> tuple[list[JointDepth], int]:
+def measure(
+    obj, model, meshes: dict, motion: SourceMotion, origins: dict[str, tuple[str, bool]]
+) -> tuple[list[JointDepth], int]:
     """(the deepest penetration of every judged joint, how many joints have no collision
     geometry on one side) on a MuJoCo `model` of `obj`; `meshes`: the visual meshes by file;
-    `motion`: the source's own shapes, for how far it moves parts into each other."""
+    `motion`: the source's own shapes, for how far it moves parts into each other; `origins`:
+    `geom_origins` of `obj`."""
     import mujoco
 
     collider = _Collider(mujoco, model)
     shapes = SourceShapes(obj, meshes)
     rest = obj.link_poses()
-    own = collision_of_its_own(obj, motion.obj)
     measured, unjudged = [], 0
     for joint in judged_joints(obj):
         moving_links, fixed_links = sides(obj, joint)
@@ -380,11 +382,14 @@ def measure(obj, model, meshes: dict, motion: SourceMotion) -> tuple[list[JointD
                 obj.resolve_configuration({joint.name: q}), moving, fixed
             ).items()
         ]
-        # how deep the source builds each pair of links into each other, where they touch at rest
+        # how deep the source builds each pair of links into each other, where they touch at
+        # rest with shapes of the source's own (not hulls or parts normalization made)
         built = {
             pair: shapes.built(*pair, rest, contact)
             for depth, q, pair, contact in found
-            if q == 0.0 and depth > DEPTH_TOLERANCE and set(pair) <= own
+            if q == 0.0
+            and depth > DEPTH_TOLERANCE
+            and not any(origins.get(g, ("", True))[1] for g in contact.geoms)
         }
         worst = JointDepth(joint, 0.0, None, 0.0)
         for depth, q, (a, b), contact in sorted(found, key=_deepest_first):
@@ -406,11 +411,10 @@ def measure(obj, model, meshes: dict, motion: SourceMotion) -> tuple[list[JointD
     return measured, unjudged
 
 
-def collision_of_its_own(obj, source_obj) -> set[str]:
+def _collision_of_its_own(obj, source_obj) -> set[str]:
     """The links of `obj` whose collision shapes are the source's own: all but those where the
     source collides a visual mesh and normalization wrote its hull or parts instead (in
-    `source_obj`, the object with the source's collision shapes). Those hulls fill what the
-    source leaves empty: whatever they overlap is not the source's doing."""
+    `source_obj`, the object with the source's collision shapes)."""
     source_links = source_obj.link_map
     own = set()
     for link in obj.links:
@@ -450,15 +454,17 @@ def run(ctx: Context) -> list[CheckResult]:
             )
         ]
     motion = SourceMotion(*source_scene(ctx))
-    measured, unjudged = measure(ctx.reread, model, ctx.notes.get("meshes", {}), motion)
-    return _results(measured, unjudged, geom_origins(ctx.reread, motion.obj))
+    origins = geom_origins(ctx.reread, motion.obj)
+    measured, unjudged = measure(ctx.reread, model, ctx.notes.get("meshes", {}), motion, origins)
+    return _results(measured, unjudged, origins)
 
 
 def geom_origins(obj, source_obj) -> dict[str, tuple[str, bool]]:
     """Collision geom name -> (where the shape comes from, for people; whether normalization
     made it: a hull or convex part of a visual mesh, which may fill what the source leaves
-    empty). `source_obj`: the object with the source's collision shapes."""
-    own = collision_of_its_own(obj, source_obj)
+    empty, so that whatever it overlaps is not the source's doing). `source_obj`: the object
+    with the source's collision shapes."""
+    own = _collision_of_its_own(obj, source_obj)
     source_links = source_obj.link_map
     origins = {}
     for link in obj.links:
