@@ -247,12 +247,17 @@ class _Slot:
 
     def start(self, prepare: Sequence[str] = ()) -> None:
         parent, child = self.context.Pipe()
-        self.process = self.context.Process(
+        process = self.context.Process(
             target=_serve, args=(child, os.getpid(), tuple(prepare)), daemon=True
         )
-        self.process.start()
-        child.close()
-        self.conn = parent
+        try:
+            process.start()
+        except BaseException:  # the slot stays empty: closing the pool must not join it
+            parent.close()
+            raise
+        finally:
+            child.close()
+        self.process, self.conn = process, parent
 
     def receive(self, timeout: float | None):
         """The next message, or WorkerLost (the process is gone or killed) as the value."""

@@ -166,3 +166,19 @@ def test_a_lost_object_is_refused_with_its_limit_code(tmp_path):
     died = chain.lost_outcome(candidate, settings, workers.WorkerLost("crash", "it died"))
     assert stuck.reject["code"] == "limits.time" and "inside C code" in stuck.reject["message"]
     assert died.reject["code"] == "limits.crash" and not died.accepted
+
+
+def test_a_worker_process_that_cannot_start_leaves_the_pool_closable(monkeypatch):
+    """Starting a process can fail (spawn refuses a script without a main guard, the system
+    has no processes left): the caller sees that error, and closing the pool afterwards works
+    instead of failing on joining a process that never ran."""
+    supervisor = workers.Supervisor(1)
+
+    def refuse(process):
+        raise RuntimeError("no process for you")
+
+    monkeypatch.setattr(supervisor._slots[0].context.Process, "start", refuse)
+    with pytest.raises(RuntimeError, match="no process for you"):
+        supervisor.run(stop_or_die, ["a"], (), None, lambda item, why: None)
+    supervisor.close()
+    assert supervisor.pids() == []
