@@ -38,6 +38,7 @@ import numpy as np
 
 from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, sides
 from normalize.meshes.collision import MIN_COLLISION_THICKNESS, hull_width, thinnest_move
+from normalize.meshes.distinct import distinct_rows, used_vertices
 from normalize.mjcf_writer import add_body_tree, rotation_quat
 
 MAX_ROUNDS = 4
@@ -175,7 +176,7 @@ class _Hulls:
 
 
 def _points(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    return vertices[np.unique(faces)]
+    return vertices[used_vertices(faces)]
 
 
 def _hull_points(vertices: np.ndarray, faces: np.ndarray, toward: np.ndarray) -> np.ndarray:
@@ -184,12 +185,12 @@ def _hull_points(vertices: np.ndarray, faces: np.ndarray, toward: np.ndarray) ->
     mesh): PART_THICKNESS across their thinnest direction, towards `toward` (`thinnest_move`).
     MuJoCo refuses a flat convex mesh, and normalizing the written part again then leaves it
     alone."""
-    points = np.unique(_points(vertices, faces), axis=0)
+    points = distinct_rows(_points(vertices, faces))
     for _ in range(3):  # a plate needs one copy, a needle two
         if len(points) < 3 or hull_width(_corners(points)) >= PART_THICKNESS:
             break
         move = thinnest_move(points, 1.0, toward, PART_THICKNESS)
-        points = np.unique(np.concatenate([points, points + move]), axis=0)
+        points = distinct_rows(np.concatenate([points, points + move]))
     return points
 
 
@@ -199,7 +200,7 @@ def _corners(points: np.ndarray) -> np.ndarray:
     from normalize.meshes.convex import _convex_hull
 
     triangles = _convex_hull(points)
-    return points if triangles is None else np.unique(triangles.reshape(-1, 3), axis=0)
+    return points if triangles is None else distinct_rows(triangles.reshape(-1, 3))
 
 
 def _model(mujoco, obj, shapes: dict, pieces: list, hulls: _Hulls):
@@ -384,7 +385,7 @@ def _has_area(vertices, faces) -> bool:
 
 
 def _compact(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
-    used = np.unique(faces)
+    used = used_vertices(faces)
     index = np.full(len(vertices), -1)
     index[used] = np.arange(len(used))
     return vertices[used], index[faces]

@@ -12,6 +12,7 @@ import trimesh
 from scipy.spatial import ConvexHull, QhullError, cKDTree
 
 from normalize.meshes.convex import _convex_hull
+from normalize.meshes.distinct import distinct_rows, distinct_rows_inverse
 from normalize.meshes.loading import load_mesh
 from normalize.meshes.mass import MESH_DENSITY, SHELL_THICKNESS, mass_properties
 from normalize.meshes.primitives import _primitive_surface
@@ -31,11 +32,11 @@ _convex_hulls = Recent(RECENT_MESHES // 4)  # content -> hull arrays, or None wh
 def hull_width(points: np.ndarray) -> float:
     """The extent of `points` along their thinnest principal direction (0 when they do not
     span three dimensions)."""
-    return _distinct_points_width(np.unique(points, axis=0))
+    return _distinct_points_width(distinct_rows(points))
 
 
 def _distinct_points_width(unique: np.ndarray) -> float:
-    """`hull_width` of points already made distinct (and sorted) by `np.unique`."""
+    """`hull_width` of points already made distinct (and sorted) by `distinct_rows`."""
     if len(unique) < 4:
         return 0.0
     centred = unique - unique.mean(axis=0)
@@ -90,7 +91,7 @@ def thickened_collision(
         if width >= MIN_COLLISION_THICKNESS:
             _thick_enough[thick_key] = True
             return None
-        points = np.unique(mesh.vertices, axis=0)
+        points = distinct_rows(mesh.vertices)
         moves = []
         for _ in range(3):  # a plate needs one move, a needle two
             if hull_width(points * scale) >= MIN_COLLISION_THICKNESS:
@@ -107,7 +108,7 @@ def thickened_collision(
                 half = MIN_COLLISION_THICKNESS / 2.0 / np.abs(scale)
                 offsets = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T * half
             moves.append(tuple(offsets.ravel().tolist()))
-            points = np.unique((points[:, None, :] + offsets[None, :, :]).reshape(-1, 3), axis=0)
+            points = distinct_rows((points[:, None, :] + offsets[None, :, :]).reshape(-1, 3))
         key = (mesh.sha256, tuple(scale.tolist()), tuple(moves))
         if key not in _hulls:
             hull = trimesh.convex.convex_hull(points)
@@ -130,11 +131,11 @@ def _convex_collision(
     vertices: np.ndarray, faces: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """`convex_collision` of a mesh's `vertices` and `faces`, uncached."""
-    points = np.unique(vertices, axis=0)
+    points = distinct_rows(vertices)
     triangles = _convex_hull(points)
     if triangles is None:  # qhull refuses flat and degenerate point sets
         return None
-    hull_vertices, hull_faces = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
+    hull_vertices, hull_faces = distinct_rows_inverse(triangles.reshape(-1, 3))
     hull_faces = hull_faces.reshape(-1, 3)
     if len(hull_vertices) == len(points) and _on_hull(vertices, faces, hull_vertices, hull_faces):
         return None
@@ -151,7 +152,7 @@ def settled_hull(points: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         triangles = _convex_hull(points)
         if triangles is None:
             return found
-        vertices, faces = np.unique(triangles.reshape(-1, 3), axis=0, return_inverse=True)
+        vertices, faces = distinct_rows_inverse(triangles.reshape(-1, 3))
         found = vertices, faces.reshape(-1, 3)
         again = _convex_collision(*found)
         if again is None:
@@ -221,7 +222,7 @@ def _mesh_width(mesh: Mesh) -> float:
 
 
 def _flat_normal(mesh: Mesh) -> np.ndarray | None:
-    unique = np.unique(mesh.vertices, axis=0)
+    unique = distinct_rows(mesh.vertices)
     width = _widths[mesh.sha256] = _distinct_points_width(unique)
     size = float(np.max(unique.max(axis=0) - unique.min(axis=0))) if len(unique) else 0.0
     if len(unique) >= 4 and width > FLAT_FRACTION * size:

@@ -23,6 +23,7 @@ from normalize.changes import SHAPE_DROPPED, box_surface
 from normalize.convention import link_shapes
 from normalize.errors import AssetError
 from normalize.meshes import geometry_bounds, load_mesh
+from normalize.meshes.distinct import distinct_rows
 from normalize.model import Geometry
 from normalize.paths import is_inside
 from verify.checks import Context, flagged, single
@@ -137,8 +138,8 @@ def fewer_than_four_vertices(mesh) -> bool:
     """Whether a mesh has fewer than 4 distinct vertices (only small meshes can)."""
     vertices = mesh.vertices
     if len(vertices) > 64:
-        return len(np.unique(vertices[:64], axis=0)) < 4 and len(np.unique(vertices, axis=0)) < 4
-    return len(np.unique(vertices, axis=0)) < 4
+        return len(distinct_rows(vertices[:64])) < 4 and len(distinct_rows(vertices)) < 4
+    return len(distinct_rows(vertices)) < 4
 
 
 def _mesh_problems(mesh) -> tuple[bool, bool]:

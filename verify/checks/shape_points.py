@@ -11,6 +11,7 @@ import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
 from normalize.convention import link_shapes
+from normalize.meshes.distinct import distinct_rows
 
 PRIMITIVE_SAMPLES = 24
 
@@ -60,7 +61,7 @@ def hull_points(key: str, vertices: np.ndarray) -> np.ndarray:
         try:
             hull = vertices[ConvexHull(vertices).vertices]
         except QhullError:  # flat: every point may be extreme
-            hull = np.unique(vertices, axis=0)
+            hull = distinct_rows(vertices)
         _HULLS[key] = hull
         while len(_HULLS) > MAX_HULLS:
             _HULLS.popitem(last=False)
