@@ -1,5 +1,6 @@
 """Which decomposition: CoACD and V-HACD against the contact-guided splitting, on corpus objects.
 
+    .venv/bin/python -m pip install -e '.[decomposition]'   # coacd and vhacdx
     .venv/bin/python bench/decomposition_libraries.py [--seconds 900]
 
 Issue 32 asks to decompose each link's collision geometry with a maintained library (CoACD,
