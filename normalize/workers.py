@@ -198,16 +198,20 @@ RENDER_THREADS = ("LP_NUM_THREADS", "0")
 
 
 def _serve(conn, parent_pid: int, prepare: Sequence[str] = ()) -> None:
-    """A worker process: import the modules `prepare`, then run batches sent over `conn`, one
-    result message per item. Ctrl-C in a terminal reaches every process of its group: the build
-    that started the worker decides what an interrupt means and stops it, so the worker itself
-    ignores SIGINT."""
+    """A worker process: import the modules `prepare` (an entry `module:function` also calls
+    that function, e.g. to start a child process before the imports after it), then run batches
+    sent over `conn`, one result message per item. Ctrl-C in a terminal reaches every process of
+    its group: the build that started the worker decides what an interrupt means and stops it,
+    so the worker itself ignores SIGINT."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault(*RENDER_THREADS)
     exit_with_parent(parent_pid)
-    for module in prepare:
+    for entry in prepare:
+        module, _, function = entry.partition(":")
         with contextlib.suppress(Exception):  # fails again, and is reported, where a batch needs it
-            importlib.import_module(module)
+            imported = importlib.import_module(module)
+            if function:
+                getattr(imported, function)()
     while True:
         try:
             fn, items, args = conn.recv()  # imports fn's module: not on the items' clock
@@ -315,8 +319,8 @@ class Supervisor:
 
     def start(self, count: int, prepare: Sequence[str] = ()) -> None:
         """Before any `run`: start `count` worker processes now instead of on first use, each
-        importing the modules `prepare` (what its batches will import) while the caller goes on
-        with its own work."""
+        importing the modules `prepare` (what its batches will import; `module:function` calls
+        the function too) while the caller goes on with its own work."""
         for slot in self._slots[:count]:
             if slot.process is None:
                 slot.start(prepare)

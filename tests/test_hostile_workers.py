@@ -182,3 +182,24 @@ def test_a_worker_process_that_cannot_start_leaves_the_pool_closable(monkeypatch
         supervisor.run(stop_or_die, ["a"], (), None, lambda item, why: None)
     supervisor.close()
     assert supervisor.pids() == []
+
+
+def mark_prepared():
+    os.environ["ARENA_TEST_PREPARED"] = str(os.getpid())
+
+
+def prepared_marks(items):
+    for _ in items:
+        yield os.environ.get("ARENA_TEST_PREPARED"), os.getpid()
+
+
+def test_a_worker_calls_the_functions_its_preparation_names_before_any_batch():
+    """`module:function` in `prepare` is called as the worker starts (validate starts SAPIEN's
+    child that way, before the worker's own imports); plain entries are only imported."""
+    supervisor = workers.Supervisor(1)
+    try:
+        supervisor.start(1, (f"{__name__}:mark_prepared", "json"))
+        [(mark, pid)] = supervisor.run(prepared_marks, ["a"], (), None, lambda item, why: None)
+    finally:
+        supervisor.close()
+    assert mark == str(pid)

@@ -75,6 +75,9 @@ MAX_LISTED = 20  # checks listed per object in the table
 #: The stages a worker process imports before any object's limits (`validated`); the first
 #: worker imports them as it starts, while the objects are still being found
 WORKER_MODULES = ("normalize.run", "verify.run")
+#: What a validate worker does on starting, before any object reaches it: SAPIEN's child first
+#: (its import, about 1 s, then overlaps the worker's own imports), then the stages' imports
+WORKER_PREPARE = ("verify.sapien_process:start_early", *WORKER_MODULES)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -329,10 +332,11 @@ def _internal(candidate: Candidate, exc: Exception) -> VerificationReport:
 def validated(jobs: list) -> Iterator[VerificationReport]:
     """`validate_candidate` of each (candidate, out, keep, seconds, memory) job in turn: what
     the worker processes run."""
-    from verify.checks.usd import load_usd
     from verify.sapien_process import start_early
 
-    start_early()  # first: SAPIEN's import (1 to 2 s) overlaps the imports below
+    start_early()  # first (unless WORKER_PREPARE did): SAPIEN's import overlaps the ones below
+    from verify.checks.usd import load_usd
+
     for module in WORKER_MODULES:  # off the objects' limits; a failure recurs in each object
         with contextlib.suppress(Exception):
             importlib.import_module(module)
@@ -383,7 +387,7 @@ def validate_paths(
 ) -> list[VerificationReport]:
     """Validate every object under `paths` (files or folders); raises UsageError. root,
     package_roots: as in `candidates_for`; `keep`: see `validate_candidates`."""
-    shared(_pool_size(workers)).start(1, WORKER_MODULES)  # importing while objects are found
+    shared(_pool_size(workers)).start(1, WORKER_PREPARE)  # importing while objects are found
     candidates = candidates_for(paths, format, root=root, package_roots=package_roots)
     return validate_candidates(candidates, workers, keep)
 
