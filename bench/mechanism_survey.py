@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+import taxonomy
 from normalize.adapters import discover
 from normalize.errors import AssetError
 from normalize.mujoco_warnings import captured
@@ -58,6 +59,12 @@ def survey(sources: list, out: Path) -> dict:
                 objects["not compiled by MuJoCo"] += 1
                 continue
             objects["measured"] += 1
+            supercategory = taxonomy.categorize(
+                result.object,
+                object_id=candidate.object_id,
+                source_id=candidate.source_id,
+                source_overrides=candidate.source.overrides,
+            ).supercategory
             started = time.perf_counter()
             motion = SourceMotion(*source_scene(ctx))
             origins = geom_origins(ctx.reread, motion.obj)
@@ -70,6 +77,7 @@ def survey(sources: list, out: Path) -> dict:
                     {
                         "object": result.object_id,
                         "source": source.name,
+                        "supercategory": supercategory,
                         "joint": m.joint.name,
                         "type": m.joint.type,
                         "depth": round(m.depth, 6),
@@ -100,6 +108,10 @@ def survey(sources: list, out: Path) -> dict:
         "failing_by_type": dict(Counter(j["type"] for j in failed)),
         "judged_by_type": dict(Counter(j["type"] for j in joints)),
         "failing_by_source": dict(Counter(j["source"] for j in failed)),
+        # the drawers, doors and lids are in furniture, appliances and containers;
+        # robots' and mechanisms' joints, a keyboard's keys (Electronics) are judged alike
+        "failing_by_supercategory": dict(Counter(j["supercategory"] for j in failed)),
+        "judged_by_supercategory": dict(Counter(j["supercategory"] for j in joints)),
         "failing_with_a_shape_normalization_made": sum(j["ours"] for j in failed),
         "depth_mm_quantiles": {
             q: round(1000 * float(np.quantile(depths, q / 100)), 2) if len(depths) else None
