@@ -24,8 +24,10 @@ Rounds stop when no contact is deeper than DEPTH_TOLERANCE, after MAX_ROUNDS, or
 would have more than MAX_PARTS parts. What is left is the source's own overlap (parts built
 into each other or touching at rest, which no decomposition separates) or beyond those limits;
 the check judges it. Shapes as the source gives them (primitives, meshes convex already) are
-never cut. Each part is written as its convex hull; a part thinner than
-MIN_COLLISION_THICKNESS is thickened towards its shape's centre, as flat collision meshes are.
+never cut; the links whose meshes among them still hold a part of ours are named
+(`Cleared.holding`: the writer may then collide them as their visual meshes). Each part is
+written as its convex hull; a part thinner than MIN_COLLISION_THICKNESS is thickened towards
+its shape's centre, as flat collision meshes are.
 """
 
 from __future__ import annotations
@@ -117,12 +119,16 @@ class Shape:
 @dataclass
 class Cleared:
     """What the splitting did: per shape key where it split it, its parts' points as the last
-    model collided them (link frame, thickened where flat: `_hull_points`); the rounds run and
-    the contacts deeper than DEPTH_TOLERANCE left after them."""
+    model collided them (link frame, thickened where flat: `_hull_points`); the rounds run, the
+    contacts deeper than DEPTH_TOLERANCE left after them and the deepest of those."""
 
     parts: dict[object, list[np.ndarray]]
     rounds: int
     contacts_left: int
+    deepest_left: float = 0.0
+    #: the links whose meshes as the source gives them (never cut) a part of ours still enters
+    #: deeper than DEPTH_TOLERANCE
+    holding: frozenset[str] = frozenset()
 
 
 def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
@@ -155,7 +161,14 @@ def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
         for key in split
         if len(shapes[key].parts) > 1
     }
-    return Cleared(parts, rounds, len(contacts))
+    holding = set()
+    for contact in contacts:
+        a, b = (shapes[pieces[index][0]] for index in (contact.fixed, contact.moving))
+        for held, ours in ((a, b), (b, a)):
+            if ours.ours and not held.ours and held.primitive is None:
+                holding.add(held.link)
+    deepest = max((c.depth for c in contacts), default=0.0)
+    return Cleared(parts, rounds, len(contacts), float(deepest), frozenset(holding))
 
 
 class _Hulls:

@@ -7,7 +7,10 @@ changes writing made (format conversions, missing materials or textures).
 
 Collision geometry is convex or primitive: each collision mesh is written as its convex hull
 (`meshes/<name>_collision.obj`), which is what MuJoCo, PyBullet and SAPIEN collide a mesh as, so
-every simulator reads the same shape; a mesh that is convex already is written as it is. The
+every simulator reads the same shape; a mesh that is convex already is written as it is.
+Hulls are split into convex parts where a moving part needs the room
+(`normalize.collision_parts`); a link whose own collision meshes from the source hold a part
+after that collides as the parts of its visual meshes instead, where that leaves less. The
 source's own collision meshes stay available in `object_source_collision.urdf` beside it
 (`SOURCE_COLLISION_NAME`, written when any mesh was replaced by its hull).
 
@@ -435,14 +438,85 @@ def _written_meshes(
             "source's collision meshes",
         )
     )
-    links = _with_convex_parts(
-        obj, links, out_dir, names, changes, source_mesh, hull_files, collision_vertices, sources
-    )
-    referenced = {g.filename for link in links for g in (*link.visuals, *link.collisions)}
-    for filename in hull_files - referenced:  # hulls now shipped as their parts
+    cleared = _cleared(obj, links, out_dir, source_mesh, hull_files, collision_vertices)
+    holding = _holding_with_visuals(obj, cleared)
+    if holding:
+        # the source's own collision meshes of these links hold a moving part: try the links'
+        # visual meshes instead, hulled and split as ours, and keep what leaves less
+        mark = len(changes)
+        trial_obj = obj.replace(
+            links=tuple(
+                replace(link, collisions=tuple(g for g in link.visuals if g.kind == "mesh"))
+                if link.name in holding
+                else link
+                for link in obj.links
+            )
+        )
+        trial_links = [
+            replace(
+                link,
+                collisions=tuple(
+                    replace(
+                        convex(g, collidable(given, g, f"link {link.name}"), f"link {link.name}"),
+                        name=f"{link.name}_collision_{i}",
+                    )
+                    for i, g in enumerate(given.collisions)
+                ),
+            )
+            if link.name in holding
+            else link
+            for given, link in zip(trial_obj.links, links, strict=True)
+        ]
+        trial = _cleared(
+            trial_obj, trial_links, out_dir, source_mesh, hull_files, collision_vertices
+        )
+        if trial is not None and trial.deepest_left < cleared.deepest_left:
+            changes.append(_from_visuals_change(obj, holding, cleared, trial))
+            links, cleared = trial_links, trial
+        else:
+            del changes[mark:]
+    links = _with_convex_parts(links, cleared, out_dir, names, changes, sources)
+    referenced = {
+        g.filename for link in (*links, *source_links) for g in (*link.visuals, *link.collisions)
+    }
+    for filename in (hull_files | thickened) - referenced:  # shipped as parts, or not taken
         (out_dir / filename).unlink()
         sources.pop(filename, None)
     return obj.replace(links=tuple(links)), obj.replace(links=tuple(source_links)), changes
+
+
+def _cleared(obj, links, out_dir: Path, source_mesh, hull_files: set[str], collision_vertices):
+    """`clear_mechanisms` of the written `links`' collision shapes (`_collision_shapes`)."""
+    with timed("collision"):
+        shapes = _collision_shapes(obj, links, out_dir, source_mesh, hull_files, collision_vertices)
+        return clear_mechanisms(obj, shapes)
+
+
+def _holding_with_visuals(obj, cleared) -> set[str]:
+    """The links whose source collision meshes hold a part of ours after the splitting
+    (`Cleared.holding`) and that have visual meshes to collide as instead."""
+    if cleared is None:
+        return set()
+    return {
+        link.name
+        for link in obj.links
+        if link.name in cleared.holding and any(g.kind == "mesh" for g in link.visuals)
+    }
+
+
+def _from_visuals_change(obj, holding: set[str], before, after) -> Change:
+    files = {
+        Path(g.filename).name for link in obj.links if link.name in holding for g in link.collisions
+    }
+    shown = ", ".join(sorted(files)[:5]) + (", ..." if len(files) > 5 else "")
+    return Change(
+        "collision.from_visuals",
+        f"the collision meshes the source made for link(s) {', '.join(sorted(holding))} "
+        f"({shown}) held a moving part {1000 * before.deepest_left:.1f} mm deep: those links "
+        f"collide as the convex parts of their visual meshes instead "
+        f"({1000 * after.deepest_left:.1f} mm left); {SOURCE_COLLISION_NAME} keeps the "
+        "source's collision meshes",
+    )
 
 
 def _collision_shapes(
@@ -496,23 +570,10 @@ def _thick_hull(points: np.ndarray, scale: np.ndarray, toward: np.ndarray):
     return hull
 
 
-def _with_convex_parts(
-    obj,
-    links,
-    out_dir: Path,
-    names,
-    changes: list,
-    source_mesh,
-    hull_files: set[str],
-    collision_vertices: dict,
-    sources,
-) -> list:
+def _with_convex_parts(links, cleared, out_dir: Path, names, changes: list, sources) -> list:
     """`links` with the hulls split into convex parts where moving parts need the room
-    (`normalize.collision_parts`), the split recorded in `changes`; `sources` receives each
-    part's source mesh file."""
-    with timed("collision"):
-        shapes = _collision_shapes(obj, links, out_dir, source_mesh, hull_files, collision_vertices)
-        cleared = clear_mechanisms(obj, shapes)
+    (`cleared`: `normalize.collision_parts`), the split recorded in `changes`; `sources`
+    receives each part's source mesh file."""
     if cleared is None or not cleared.parts:
         return links
     out, split_names, count = [], set(), 0

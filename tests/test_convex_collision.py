@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import trimesh
-from verify_assets import hollow_cabinet_urdf, one_mesh_carcass, shell_obj, urdf_source, write
+from verify_assets import box, hollow_cabinet_urdf, one_mesh_carcass, shell_obj, urdf_source, write
 
 from export.manifests import link_rows
 from normalize import collision_parts
@@ -80,6 +80,81 @@ def test_convex_meshes_and_primitives_ship_as_they_are(tmp_path):
     assert {g.kind for g in shipped.link_map["base"].collisions} == {"box"}
     assert not (folder / SOURCE_COLLISION_NAME).exists()
     assert "collision.convex_hull" not in {c.code for c in result.changes}
+
+
+def open_box(extents, centre, open_towards: int) -> trimesh.Trimesh:
+    """A box mesh without the face towards axis `open_towards` (+x 0, +z 2): a carcass without
+    its front, a drawer without its top."""
+    box = trimesh.creation.box(extents=extents)
+    box.apply_translation(centre)
+    kept = (
+        box.triangles_center[:, open_towards]
+        < centre[open_towards] + extents[open_towards] / 2 - 1e-3
+    )
+    return trimesh.Trimesh(box.vertices, box.faces[kept], process=False)
+
+
+@pytest.mark.parametrize("sides", ["one side", "both sides"])
+def test_an_open_box_is_not_convex_already(tmp_path, sides):
+    """A carcass modelled as a box without its front: every vertex a corner of its hull and every
+    face on it, yet its hull fills the opening. It ships as convex parts the drawer clears, not as
+    it is (MuJoCo would collide its hull: 275 mm deep at rest), with its faces given once or on
+    both sides."""
+    pytest.importorskip("mujoco")
+    shell = open_box((0.4, 0.6, 0.8), (0.0, 0.0, 0.4), 0)
+    if sides == "both sides":
+        shell.faces = np.concatenate([shell.faces, shell.faces[:, ::-1]])
+    urdf = one_mesh_carcass(hollow_cabinet_urdf("drawer"))
+    files = {"cabinet.urdf": urdf, "shell.obj": shell.export(file_type="obj")}
+    result, source = normalized(tmp_path, files)
+    parts = [g.filename for g in read_object(result.urdf_path).link_map["base"].collisions]
+    assert len(parts) > 1 and all(collision_parts.COLLISION_PART.search(p) for p in parts)
+    assert verify_object(result, source).check("mechanism.penetration")[0].passed
+
+
+def block_behind(part: str, tmp_path):
+    """The carcass with its shell as the visual and, as the source's collision mesh, one convex
+    block (a decomposition that filled the cavity); the drawer an open box mesh."""
+    block = trimesh.creation.box(extents=(0.4, 0.6, 0.8))
+    block.apply_translation((0.0, 0.0, 0.4))
+    urdf = one_mesh_carcass(hollow_cabinet_urdf(part)).replace(
+        '<collision><geometry><mesh filename="shell.obj"/>',
+        '<collision><geometry><mesh filename="block.obj"/>',
+    )
+    drawer = '<geometry><mesh filename="drawer.obj"/></geometry>'
+    urdf = urdf.replace(
+        '<link name="drawer">' + box((0.3, 0.5, 0.15)),
+        f'<link name="drawer"><visual>{drawer}</visual><collision>{drawer}</collision>',
+    )
+    files = {
+        "cabinet.urdf": urdf,
+        "shell.obj": shell_obj(),
+        "block.obj": block.export(file_type="obj"),
+        "drawer.obj": open_box((0.3, 0.5, 0.15), (0.0, 0.0, 0.0), 2).export(file_type="obj"),
+    }
+    return normalized(tmp_path, files)
+
+
+def test_a_source_collision_block_that_holds_the_drawer_gives_way_to_the_visual_meshes(tmp_path):
+    """No cut of the drawer's parts clears the source's block: the carcass then collides as
+    the convex parts of its visual shell; the block stays in object_source_collision.urdf and a
+    change says so."""
+    pytest.importorskip("mujoco")
+    result, source = block_behind("drawer", tmp_path)
+    parts = [g.filename for g in read_object(result.urdf_path).link_map["base"].collisions]
+    assert len(parts) > 1 and all(p.startswith("meshes/shell_part") for p in parts)
+    kept = read_object(result.urdf_path.parent / SOURCE_COLLISION_NAME)
+    assert [g.filename for g in kept.link_map["base"].collisions] == ["meshes/block.obj"]
+    [change] = [c for c in result.changes if c.code == "collision.from_visuals"]
+    assert "block.obj" in change.message
+    assert verify_object(result, source).check("mechanism.penetration")[0].passed
+
+
+def test_a_source_collision_mesh_that_holds_nothing_stays(tmp_path):
+    """The same block behind a door that never enters the carcass ships as it is."""
+    result, _ = block_behind("door", tmp_path)
+    assert collision_file(result.urdf_path, "base") == "meshes/block.obj"
+    assert "collision.from_visuals" not in {c.code for c in result.changes}
 
 
 def test_normalizing_a_written_object_again_keeps_its_hulls(tmp_path):

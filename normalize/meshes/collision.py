@@ -118,9 +118,10 @@ def thickened_collision(
 
 def convex_collision(mesh: Mesh) -> tuple[np.ndarray, np.ndarray] | None:
     """(vertices, faces) of the convex hull of `mesh`, outward-wound, in its own units; None when
-    `mesh` is convex already (every vertex a corner of its hull and every face on its surface:
-    writing its hull would change nothing) or qhull refuses its points (thinner than a plate: see
-    `thickened_collision`). Cached by content."""
+    `mesh` is convex already (closed, every vertex a corner of its hull and every face on its
+    surface: writing its hull would change nothing; an open box's hull fills its opening) or
+    qhull refuses its points (thinner than a plate: see `thickened_collision`). Cached by
+    content."""
     if mesh.sha256 not in _convex_hulls:
         with timed("meshes"):
             _convex_hulls[mesh.sha256] = _convex_collision(mesh.vertices, mesh.faces)
@@ -137,9 +138,25 @@ def _convex_collision(
         return None
     hull_vertices, hull_faces = distinct_rows_inverse(triangles.reshape(-1, 3))
     hull_faces = hull_faces.reshape(-1, 3)
-    if len(hull_vertices) == len(points) and _on_hull(vertices, faces, hull_vertices, hull_faces):
+    if (
+        len(hull_vertices) == len(points)
+        and _closed(vertices, faces)
+        and _on_hull(vertices, faces, hull_vertices, hull_faces)
+    ):
         return None
     return hull_vertices, hull_faces
+
+
+def _closed(vertices: np.ndarray, faces: np.ndarray) -> bool:
+    """Whether the triangles close a surface: with vertices merged by position and a triangle
+    given on both sides counted once, every edge bounds exactly two triangles."""
+    index = distinct_rows_inverse(vertices)[1]
+    triangles = distinct_rows(np.sort(index[faces], axis=1))
+    triangles = triangles[(triangles[:, 0] < triangles[:, 1]) & (triangles[:, 1] < triangles[:, 2])]
+    if len(triangles) == 0:
+        return False
+    edges = distinct_rows_inverse(triangles[:, [0, 1, 1, 2, 0, 2]].reshape(-1, 2))[1]
+    return bool(np.all(np.bincount(edges) == 2))
 
 
 def settled_hull(points: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
