@@ -505,9 +505,16 @@ def _holding_with_visuals(obj, cleared) -> set[str]:
 
 
 def _from_visuals_change(obj, holding: set[str], before, after) -> Change:
-    files = {
-        Path(g.filename).name for link in obj.links if link.name in holding for g in link.collisions
-    }
+    """The change naming the collision meshes the source made for the `holding` links (those
+    that are not also their visual meshes, else all) and the deepest contact before and after."""
+    given, made = set(), set()
+    for link in (link for link in obj.links if link.name in holding):
+        visuals = {g.filename for g in link.visuals}
+        for g in link.collisions:
+            given.add(Path(g.filename).name)
+            if g.filename not in visuals:
+                made.add(Path(g.filename).name)
+    files = made or given
     shown = ", ".join(sorted(files)[:5]) + (", ..." if len(files) > 5 else "")
     return Change(
         "collision.from_visuals",
