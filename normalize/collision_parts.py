@@ -21,7 +21,8 @@ side splits one of its two shapes (deepest contacts first, each shape once per r
   where a drawer front sits) is not cut at all: no cut of it clears that contact.
 
 Rounds stop when no contact is deeper than DEPTH_TOLERANCE, after MAX_ROUNDS, or when a shape
-would have more than MAX_PARTS parts. What is left is the source's own overlap (parts built
+would have more than MAX_PARTS parts; no cut takes the object's shapes of ours beyond
+MAX_OBJECT_PARTS parts in all. What is left is the source's own overlap (parts built
 into each other or touching at rest, which no decomposition separates) or beyond those limits;
 the check judges it. Shapes as the source gives them (primitives, meshes convex already) are
 never cut; the links whose meshes among them still hold a part of ours are named
@@ -45,6 +46,9 @@ from normalize.mjcf_writer import add_body_tree, rotation_quat
 
 MAX_ROUNDS = 4
 MAX_PARTS = 32  # per collision mesh
+#: per object, hulls of ours counted whole: a laptop's 92 key meshes otherwise take up to 32
+#: parts each under a lid they cannot clear
+MAX_OBJECT_PARTS = 384
 CLEARANCE = DEPTH_TOLERANCE / 2  # m: how far inside a box a part around it may reach
 #: How much a flat part is thickened: a hair more than normalization requires, so that it is no
 #: thinner after it is moved from its link's frame into its mesh's
@@ -72,6 +76,7 @@ def parts_method() -> dict:
             "clearance_m": CLEARANCE,
             "max_rounds": MAX_ROUNDS,
             "max_parts_per_mesh": MAX_PARTS,
+            "max_parts_per_object": MAX_OBJECT_PARTS,
             "min_thickness_m": MIN_COLLISION_THICKNESS,
         },
     }
@@ -317,14 +322,16 @@ def _split_round(shapes: dict, contacts: list[_Contact], pieces: list, split: se
     whether anything was split."""
     replaced: dict[tuple, list] = {}  # (key, part index) -> its parts
     counts = {key: len(shape.parts) for key, shape in shapes.items()}  # after this round's cuts
+    total = sum(counts.values())
     for contact in sorted(contacts, key=lambda c: -c.depth):
         a, b = pieces[contact.fixed], pieces[contact.moving]
         if a in replaced or b in replaced:
             continue
         found = _split_pair(shapes, counts, a, b, contact.transform)
-        if found is not None:
+        if found is not None and total + len(found[1]) - 1 <= MAX_OBJECT_PARTS:
             replaced[found[0]] = found[1]
             counts[found[0][0]] += len(found[1]) - 1
+            total += len(found[1]) - 1
     for key in {key for key, _ in replaced}:
         shape = shapes[key]
         shape.parts = [

@@ -291,6 +291,29 @@ def test_a_round_of_cuts_keeps_each_mesh_within_max_parts(monkeypatch):
     assert len(shapes["carcass"].parts) == 5 + 2  # the first plate cut, the second halved
 
 
+def test_a_round_of_cuts_keeps_the_object_within_max_object_parts(monkeypatch):
+    """The same two plates as two meshes of ours (each within MAX_PARTS): the first cut makes
+    five parts, and the second would take the object past MAX_OBJECT_PARTS, so it is not made."""
+    monkeypatch.setattr(collision_parts, "MAX_OBJECT_PARTS", 8)
+    shapes = {}
+    for i, x in enumerate((-2.0, 2.0)):
+        plate = trimesh.creation.box(extents=(1.0, 1.0, 0.1))
+        plate.apply_translation((x, 0.0, 0.0))
+        vertices = np.asarray(plate.vertices)
+        shapes[f"plate{i}"] = Shape("base", vertices, parts=[(vertices, np.asarray(plate.faces))])
+        origin = np.eye(4)
+        origin[0, 3] = x
+        corners = PRIMITIVE_CORNERS["box"]((0.3, 0.3, 0.3)) + origin[:3, 3]
+        shapes[f"drawer{i}"] = Shape(f"drawer{i}", corners, primitive=("box", (0.3,) * 3, origin))
+    pieces = [("plate0", 0), ("plate1", 0), ("drawer0", 0), ("drawer1", 0)]
+    contacts = [
+        _Contact("joint_0", 0, 2, np.eye(4), 0.05),
+        _Contact("joint_1", 1, 3, np.eye(4), 0.04),
+    ]
+    assert _split_round(shapes, contacts, pieces, set())
+    assert [len(shapes[f"plate{i}"].parts) for i in (0, 1)] == [5, 1]
+
+
 def test_a_part_inside_a_shape_the_source_gives_is_not_cut_for_nothing():
     """A drawer front of ours wholly inside a panel the source gives as one convex mesh (a
     PartNet carcass with a solid panel where the drawer sits): no cut of the front clears it,
