@@ -494,13 +494,15 @@ def _cleared(obj, links, out_dir: Path, source_mesh, hull_files: set[str], colli
 
 def _holding_with_visuals(obj, cleared) -> set[str]:
     """The links whose source collision meshes hold a part of ours after the splitting
-    (`Cleared.holding`) and that have visual meshes to collide as instead."""
+    (`Cleared.holding`) and that have other visual meshes to collide as instead."""
     if cleared is None:
         return set()
+    held = (link for link in obj.links if link.name in cleared.holding)
     return {
         link.name
-        for link in obj.links
-        if link.name in cleared.holding and any(g.kind == "mesh" for g in link.visuals)
+        for link in held
+        if (visuals := {g.filename for g in link.visuals if g.kind == "mesh"})
+        and visuals != {g.filename for g in link.collisions}
     }
 
 
