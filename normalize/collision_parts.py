@@ -16,7 +16,8 @@ side splits one of its two shapes (deepest contacts first, each shape once per r
   slabs of the box's complement, each a convex region, so each part's hull stays outside the
   box but for CLEARANCE). A drawer's box cuts its carcass into the walls around it.
 - where neither shape's box separates anything (one lies inside the other's box), the larger
-  shape of ours is cut in two across the middle of its longest side;
+  shape is cut in two across the middle of its longest side, if it is ours and has room for
+  parts (the smaller is not: its halves stay inside the larger's box);
 - a piece of ours wholly inside a shape the source gives (which is never cut: a solid panel
   where a drawer front sits) is not cut at all: no cut of it clears that contact.
 
@@ -46,8 +47,8 @@ from normalize.mjcf_writer import add_body_tree, rotation_quat
 
 MAX_ROUNDS = 4
 MAX_PARTS = 32  # per collision mesh
-#: per object, hulls of ours counted whole: a laptop's 92 key meshes otherwise take up to 32
-#: parts each under a lid they cannot clear
+#: per object, hulls of ours counted whole: an object of many meshes may otherwise take up to
+#: MAX_PARTS for each
 MAX_OBJECT_PARTS = 384
 CLEARANCE = DEPTH_TOLERANCE / 2  # m: how far inside a box a part around it may reach
 #: How much a flat part is thickened: a hair more than normalization requires, so that it is no
@@ -355,15 +356,16 @@ def _split_pair(shapes: dict, counts: dict, a: tuple, b: tuple, transform: np.nd
         parts = _cut_by_box(*shapes[key].parts[k], to_other, box.min(axis=0), box.max(axis=0))
         if 1 < len(parts) <= MAX_PARTS - counts[key] + 1:
             return (key, k), parts
-    ours = [
-        (float(np.ptp(_piece_points(shapes[key], k), axis=0).max()), (key, k))
-        for key, k in (a, b)
-        if shapes[key].ours and counts[key] < MAX_PARTS
-    ]
-    if not ours:
-        return None
-    extent, (key, k) = max(ours, key=lambda item: item[0])
-    if extent <= 4 * DEPTH_TOLERANCE:
+    # the larger piece only: halving the smaller, inside the larger's box, leaves the larger's
+    # hull where it was (a laptop's keys halved round after round under its lid)
+    extent, (key, k) = max(
+        (
+            (float(np.ptp(_piece_points(shapes[key], k), axis=0).max()), (key, k))
+            for key, k in (a, b)
+        ),
+        key=lambda item: item[0],
+    )
+    if not shapes[key].ours or counts[key] >= MAX_PARTS or extent <= 4 * DEPTH_TOLERANCE:
         return None
     parts = _halves(*shapes[key].parts[k])
     return ((key, k), parts) if len(parts) > 1 else None

@@ -314,6 +314,29 @@ def test_a_round_of_cuts_keeps_the_object_within_max_object_parts(monkeypatch):
     assert [len(shapes[f"plate{i}"].parts) for i in (0, 1)] == [5, 1]
 
 
+def test_a_small_piece_inside_a_larger_ones_box_is_not_halved(monkeypatch):
+    """A key of ours inside the box of a lid's piece of ours: no cut of the key separates
+    anything. With room for parts the lid is cut; with its mesh at MAX_PARTS it is not, and the
+    key is not halved in its place: its halves would stay inside the lid's box, as deep as
+    before (a laptop's keys were halved round after round under its lid)."""
+    monkeypatch.setattr(collision_parts, "MAX_PARTS", 3)
+    lid = trimesh.creation.box(extents=(0.3, 0.2, 0.03))
+    key = trimesh.creation.box(extents=(0.015, 0.015, 0.008))
+    key_points = np.asarray(key.vertices) + (0.0, 0.0, -0.002)
+    far = np.asarray(lid.vertices) + (1.0, 0.0, 0.0)
+    for others, cut in (([], True), ([far, far + (1.0, 0.0, 0.0)], False)):
+        parts = [(v, np.asarray(lid.faces)) for v in (np.asarray(lid.vertices), *others)]
+        shapes = {
+            "lid": Shape("lid", np.concatenate([v for v, _ in parts]), parts=parts),
+            "key": Shape("base", key_points, parts=[(key_points, np.asarray(key.faces))]),
+        }
+        pieces = [("key", 0), ("lid", 0)]
+        contacts = [_Contact("joint_0", 0, 1, np.eye(4), 0.005)]
+        assert _split_round(shapes, contacts, pieces, set()) == cut
+        assert len(shapes["key"].parts) == 1
+        assert (len(shapes["lid"].parts) > len(parts)) == cut
+
+
 def test_a_part_inside_a_shape_the_source_gives_is_not_cut_for_nothing():
     """A drawer front of ours wholly inside a panel the source gives as one convex mesh (a
     PartNet carcass with a solid panel where the drawer sits): no cut of the front clears it,
