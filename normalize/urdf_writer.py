@@ -442,11 +442,18 @@ def _written_meshes(
     holding = _holding_with_visuals(obj, cleared)
     if holding:
         # the source's own collision meshes of these links hold a moving part: try the links'
-        # visual meshes instead, hulled and split as ours, and keep what leaves less
+        # visual meshes instead (primitives stay), hulled and split as ours, and keep what
+        # leaves less
         mark = len(changes)
         trial_obj = obj.replace(
             links=tuple(
-                replace(link, collisions=tuple(g for g in link.visuals if g.kind == "mesh"))
+                replace(
+                    link,
+                    collisions=(
+                        *(g for g in link.visuals if g.kind == "mesh"),
+                        *(g for g in link.collisions if g.kind != "mesh"),
+                    ),
+                )
                 if link.name in holding
                 else link
                 for link in obj.links
@@ -502,7 +509,7 @@ def _holding_with_visuals(obj, cleared) -> set[str]:
         link.name
         for link in held
         if (visuals := {g.filename for g in link.visuals if g.kind == "mesh"})
-        and visuals != {g.filename for g in link.collisions}
+        and visuals != {g.filename for g in link.collisions if g.kind == "mesh"}
     }
 
 
@@ -512,7 +519,7 @@ def _from_visuals_change(obj, holding: set[str], before, after) -> Change:
     given, made = set(), set()
     for link in (link for link in obj.links if link.name in holding):
         visuals = {g.filename for g in link.visuals}
-        for g in link.collisions:
+        for g in (g for g in link.collisions if g.kind == "mesh"):
             given.add(Path(g.filename).name)
             if g.filename not in visuals:
                 made.add(Path(g.filename).name)

@@ -113,14 +113,17 @@ def test_an_open_box_is_not_convex_already(tmp_path, sides):
 
 
 def block_behind(part: str, tmp_path):
-    """The carcass with its shell as the visual and, as the source's collision mesh, one convex
-    block (a decomposition that filled the cavity); the drawer an open box mesh."""
+    """The carcass with its shell as the visual and, as the source's collision, one convex block
+    (a decomposition that filled the cavity) and a foot the source gives as a box; the drawer an
+    open box mesh."""
     block = trimesh.creation.box(extents=(0.4, 0.6, 0.8))
     block.apply_translation((0.0, 0.0, 0.4))
     urdf = one_mesh_carcass(hollow_cabinet_urdf(part)).replace(
         '<collision><geometry><mesh filename="shell.obj"/>',
         '<collision><geometry><mesh filename="block.obj"/>',
     )
+    foot = '<collision><origin xyz="0 0 -0.05"/><geometry><box size="0.1 0.1 0.1"/></geometry>'
+    urdf = urdf.replace('<link name="carcass">', f'<link name="carcass">{foot}</collision>')
     drawer = '<geometry><mesh filename="drawer.obj"/></geometry>'
     urdf = urdf.replace(
         '<link name="drawer">' + box((0.3, 0.5, 0.15)),
@@ -137,14 +140,16 @@ def block_behind(part: str, tmp_path):
 
 def test_a_source_collision_block_that_holds_the_drawer_gives_way_to_the_visual_meshes(tmp_path):
     """No cut of the drawer's parts clears the source's block: the carcass then collides as
-    the convex parts of its visual shell; the block stays in object_source_collision.urdf and a
-    change says so."""
+    the convex parts of its visual shell and its foot, still a box; the block stays in
+    object_source_collision.urdf and a change says so."""
     pytest.importorskip("mujoco")
     result, source = block_behind("drawer", tmp_path)
-    parts = [g.filename for g in read_object(result.urdf_path).link_map["base"].collisions]
+    shipped = read_object(result.urdf_path).link_map["base"].collisions
+    parts = [g.filename for g in shipped if g.kind == "mesh"]
     assert len(parts) > 1 and all(p.startswith("meshes/shell_part") for p in parts)
-    kept = read_object(result.urdf_path.parent / SOURCE_COLLISION_NAME)
-    assert [g.filename for g in kept.link_map["base"].collisions] == ["meshes/block.obj"]
+    assert [g.kind for g in shipped if g.kind != "mesh"] == ["box"]
+    kept = read_object(result.urdf_path.parent / SOURCE_COLLISION_NAME).link_map["base"]
+    assert [g.filename for g in kept.collisions if g.kind == "mesh"] == ["meshes/block.obj"]
     [change] = [c for c in result.changes if c.code == "collision.from_visuals"]
     assert "block.obj" in change.message
     assert verify_object(result, source).check("mechanism.penetration")[0].passed
@@ -153,7 +158,8 @@ def test_a_source_collision_block_that_holds_the_drawer_gives_way_to_the_visual_
 def test_a_source_collision_mesh_that_holds_nothing_stays(tmp_path):
     """The same block behind a door that never enters the carcass ships as it is."""
     result, _ = block_behind("door", tmp_path)
-    assert collision_file(result.urdf_path, "base") == "meshes/block.obj"
+    shipped = read_object(result.urdf_path).link_map["base"].collisions
+    assert [g.filename for g in shipped if g.kind == "mesh"] == ["meshes/block.obj"]
     assert "collision.from_visuals" not in {c.code for c in result.changes}
 
 
