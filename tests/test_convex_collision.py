@@ -271,28 +271,39 @@ def test_a_collision_mesh_the_source_made_for_collision_keeps_its_hull(tmp_path)
     assert check.hint.startswith("the source's own collision shapes overlap at rest")
 
 
-def test_a_round_of_cuts_keeps_each_mesh_within_max_parts(monkeypatch):
-    """Two parts of one mesh, each touched by its own drawer in the same round: each box cut
-    makes five parts of a plate, and the second would take the mesh past MAX_PARTS, so that
-    part is halved instead."""
-    monkeypatch.setattr(collision_parts, "MAX_PARTS", 9)
+def plates_under_drawers(one_mesh: bool):
+    """Two plates 4 m apart, each touched by its own box drawer: (shapes, pieces, contacts) for
+    `_split_round`, the plates as parts of one mesh of ours or as two meshes of ours."""
     plates = []
     for x in (-2.0, 2.0):
         plate = trimesh.creation.box(extents=(1.0, 1.0, 0.1))
         plate.apply_translation((x, 0.0, 0.0))
         plates.append((np.asarray(plate.vertices), np.asarray(plate.faces)))
-    points = np.concatenate([v for v, _ in plates])
-    shapes = {"carcass": Shape("base", points, parts=plates)}
+    if one_mesh:
+        points = np.concatenate([v for v, _ in plates])
+        shapes = {"carcass": Shape("base", points, parts=plates)}
+        pieces = [("carcass", 0), ("carcass", 1)]
+    else:
+        shapes = {f"plate{i}": Shape("base", v, parts=[(v, f)]) for i, (v, f) in enumerate(plates)}
+        pieces = [("plate0", 0), ("plate1", 0)]
     for i, x in enumerate((-2.0, 2.0)):
         origin = np.eye(4)
         origin[0, 3] = x
         corners = PRIMITIVE_CORNERS["box"]((0.3, 0.3, 0.3)) + origin[:3, 3]
         shapes[f"drawer{i}"] = Shape(f"drawer{i}", corners, primitive=("box", (0.3,) * 3, origin))
-    pieces = [("carcass", 0), ("carcass", 1), ("drawer0", 0), ("drawer1", 0)]
     contacts = [
         _Contact("joint_0", 0, 2, np.eye(4), 0.05),
         _Contact("joint_1", 1, 3, np.eye(4), 0.04),
     ]
+    return shapes, [*pieces, ("drawer0", 0), ("drawer1", 0)], contacts
+
+
+def test_a_round_of_cuts_keeps_each_mesh_within_max_parts(monkeypatch):
+    """Two parts of one mesh, each touched by its own drawer in the same round: each box cut
+    makes five parts of a plate, and the second would take the mesh past MAX_PARTS, so that
+    part is halved instead."""
+    monkeypatch.setattr(collision_parts, "MAX_PARTS", 9)
+    shapes, pieces, contacts = plates_under_drawers(one_mesh=True)
     assert _split_round(shapes, contacts, pieces, set())
     assert len(shapes["carcass"].parts) == 5 + 2  # the first plate cut, the second halved
 
@@ -301,21 +312,7 @@ def test_a_round_of_cuts_keeps_the_object_within_max_object_parts(monkeypatch):
     """The same two plates as two meshes of ours (each within MAX_PARTS): the first cut makes
     five parts, and the second would take the object past MAX_OBJECT_PARTS, so it is not made."""
     monkeypatch.setattr(collision_parts, "MAX_OBJECT_PARTS", 8)
-    shapes = {}
-    for i, x in enumerate((-2.0, 2.0)):
-        plate = trimesh.creation.box(extents=(1.0, 1.0, 0.1))
-        plate.apply_translation((x, 0.0, 0.0))
-        vertices = np.asarray(plate.vertices)
-        shapes[f"plate{i}"] = Shape("base", vertices, parts=[(vertices, np.asarray(plate.faces))])
-        origin = np.eye(4)
-        origin[0, 3] = x
-        corners = PRIMITIVE_CORNERS["box"]((0.3, 0.3, 0.3)) + origin[:3, 3]
-        shapes[f"drawer{i}"] = Shape(f"drawer{i}", corners, primitive=("box", (0.3,) * 3, origin))
-    pieces = [("plate0", 0), ("plate1", 0), ("drawer0", 0), ("drawer1", 0)]
-    contacts = [
-        _Contact("joint_0", 0, 2, np.eye(4), 0.05),
-        _Contact("joint_1", 1, 3, np.eye(4), 0.04),
-    ]
+    shapes, pieces, contacts = plates_under_drawers(one_mesh=False)
     assert _split_round(shapes, contacts, pieces, set())
     assert [len(shapes[f"plate{i}"].parts) for i in (0, 1)] == [5, 1]
 
