@@ -417,15 +417,21 @@ def _written_meshes(
         collision_vertices.setdefault(f"{MESH_FOLDER}/{name}", hull[0])
         return replace(out, filename=f"{MESH_FOLDER}/{name}")
 
+    def shipped(link: Link, element: str) -> tuple[tuple, tuple]:
+        """`link`'s collisions written (`collidable`: what the source's collision URDF keeps)
+        and as shipped (`convex`)."""
+        collisions = tuple(collidable(link, g, element) for g in link.collisions)
+        hulls = tuple(
+            convex(g, c, element) for g, c in zip(link.collisions, collisions, strict=True)
+        )
+        return collisions, hulls
+
     links, source_links = [], []
     for link in obj.links:
         element = f"link {link.name}"
         visuals = tuple(visual(link, g, element) for g in link.visuals)
-        collisions = tuple(collidable(link, g, element) for g in link.collisions)
+        collisions, hulls = shipped(link, element)
         source_links.append(replace(link, visuals=visuals, collisions=collisions))
-        hulls = tuple(
-            convex(g, c, element) for g, c in zip(link.collisions, collisions, strict=True)
-        )
         links.append(replace(link, visuals=visuals, collisions=hulls))
     if not hulled:
         return obj.replace(links=tuple(links)), None, changes
@@ -447,27 +453,15 @@ def _written_meshes(
         mark = len(changes)
         trial_obj = obj.replace(
             links=tuple(
-                replace(
-                    link,
-                    collisions=(
-                        *(g for g in link.visuals if g.kind == "mesh"),
-                        *(g for g in link.collisions if g.kind != "mesh"),
-                    ),
-                )
-                if link.name in holding
-                else link
-                for link in obj.links
+                _colliding_as_visuals(link) if link.name in holding else link for link in obj.links
             )
         )
         trial_links = [
             replace(
                 link,
                 collisions=tuple(
-                    replace(
-                        convex(g, collidable(given, g, f"link {link.name}"), f"link {link.name}"),
-                        name=f"{link.name}_collision_{i}",
-                    )
-                    for i, g in enumerate(given.collisions)
+                    replace(hull, name=f"{link.name}_collision_{i}")
+                    for i, hull in enumerate(shipped(given, f"link {link.name}")[1])
                 ),
             )
             if link.name in holding
@@ -497,6 +491,12 @@ def _cleared(obj, links, out_dir: Path, source_mesh, hull_files: set[str], colli
     with timed("collision"):
         shapes = _collision_shapes(obj, links, out_dir, source_mesh, hull_files, collision_vertices)
         return clear_mechanisms(obj, shapes)
+
+
+def _colliding_as_visuals(link: Link) -> Link:
+    """`link` with its visual meshes as its collision meshes, beside its primitives."""
+    meshes = tuple(g for g in link.visuals if g.kind == "mesh")
+    return replace(link, collisions=(*meshes, *(g for g in link.collisions if g.kind != "mesh")))
 
 
 def _holding_with_visuals(obj, cleared) -> set[str]:
