@@ -131,10 +131,10 @@ class Cleared:
     parts: dict[object, list[np.ndarray]]
     rounds: int
     contacts_left: int
-    deepest_left: float = 0.0
+    deepest_left: float
     #: the links whose meshes as the source gives them (never cut) a part of ours still enters
     #: deeper than DEPTH_TOLERANCE
-    holding: frozenset[str] = frozenset()
+    holding: frozenset[str]
 
 
 def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
