@@ -223,12 +223,14 @@ def confined(roots: list[Path], out: Path, cache_dir: Path | None, reads: list[P
         for source in info["sources"]:
             assert source["discovered"] == source["accepted"] + source["rejected"], source
 
-        def folders(table: str) -> list[str]:
-            rows = pq.read_table(out / "manifest" / f"{table}.parquet").to_pylist()
-            return [r["source_id"].split("/")[0] for r in rows]
+        def rows(table: str) -> list[dict]:
+            return pq.read_table(out / "manifest" / f"{table}.parquet").to_pylist()
 
-        controls = [f for f in folders("objects") if f.startswith(CONTROL_PREFIX)]
-        refused = [f for f in folders("rejects") if f.startswith(CONTROL_PREFIX)]
+        def control(row: dict) -> bool:
+            return row["source_id"].startswith(CONTROL_PREFIX)
+
+        controls = [r["source_id"] for r in rows("objects") if control(r)]
+        refused = [(r["source_id"], r["code"], r["message"]) for r in rows("rejects") if control(r)]
         assert refused == [], f"control objects refused: {refused}"
         assert controls, "the build holds no control object"
 

@@ -1,25 +1,23 @@
 """An object that kills its worker process (a crash in C code, an abort, the out-of-memory
 killer's SIGKILL) and one needing more memory than its limit are refused with their own codes
 (limits.crash, limits.memory); the worker process is replaced and every other object is still
-processed, by a build with one worker and by `arena validate`. The SIGKILL is sent by the test
-to the worker process at the moment it opens the object's mesh (inotify), so the object that
-was running is known. An item stuck where SIGALRM cannot reach it (in C code; here a stopped
-process) is killed from outside once past its clock (limits.time), shown on the supervisor
-itself so that the test does not wait for a clock that busy cores could also reach."""
+processed, by a build with one worker and by `arena validate`. The worker process sends itself
+SIGKILL the moment it opens the object's mesh (tests/worker_hooks/sitecustomize.py), so the
+object that was running is known. An item stuck where SIGALRM cannot reach it (in C code; here
+a stopped process) is killed from outside once past its clock (limits.time), shown on the
+supervisor itself so that the test does not wait for a clock that busy cores could also reach."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
-import threading
 import time
 from pathlib import Path
 
-import psutil
 import pyarrow.parquet as pq
 import pytest
-from hostile_library import OpenWatch, bounded, build_config
+from hostile_library import bounded, build_config
 from test_verify_hostile import robot
 from verify_assets import CUBE_OBJ, door_urdf, mesh, write
 
@@ -52,34 +50,33 @@ def _library(tmp_path: Path) -> Path:
     return lib
 
 
+HOOKS = Path(__file__).parent / "worker_hooks"
+
+
 @contextlib.contextmanager
-def kill_on_open(path: Path):
-    """While the block runs, when a process opens `path`, SIGKILL the worker process of the
-    running build or validation (one worker: the one opening it; `normalize.workers.shared`,
-    asked with the environment it started with). Yields the pids killed."""
-    watch, done, killed = OpenWatch([path]), threading.Event(), []
-
-    def react() -> None:
-        while not done.is_set():
-            if watch.events() and not killed:
-                killed.extend(workers.shared(1).pids())
-                for pid in killed:
-                    with contextlib.suppress(psutil.Error):
-                        psutil.Process(pid).send_signal(signal.SIGKILL)
-            done.wait(0.005)
-
-    thread = threading.Thread(target=react, daemon=True)
-    thread.start()
-    try:
-        yield killed
-    finally:
-        done.set()
-        thread.join()
-        watch.close()
+def kill_on_open(path: Path, monkeypatch, record: Path):
+    """While the block runs, worker processes started for it (`normalize.workers.shared` keeps
+    one per environment) send themselves SIGKILL when they open `path`, writing their pid to
+    `record` first (outside the build's folder: the build may write nothing beside --out).
+    Yields the pids killed, read once the block ends."""
+    killed = []
+    with monkeypatch.context() as patch:
+        patch.setenv("PYTHONPATH", os.pathsep.join([str(HOOKS), os.environ.get("PYTHONPATH", "")]))
+        patch.setenv("ARENA_TEST_KILL_ON_OPEN", str(path))
+        patch.setenv("ARENA_TEST_KILLED", str(record))
+        try:
+            yield killed
+        finally:
+            if record.exists():
+                killed.extend(int(pid) for pid in record.read_text(encoding="utf-8").split())
+            kept = workers.shared(1).pids()
+    assert killed and killed[0] not in kept, "the killed worker was replaced"
 
 
-def test_a_build_with_one_worker_loses_only_the_object_that_killed_it(builds, tmp_path):
-    lib = _library(tmp_path)
+def test_a_build_with_one_worker_loses_only_the_object_that_killed_it(
+    builds, tmp_path, tmp_path_factory, monkeypatch
+):
+    lib, kills = _library(tmp_path), tmp_path_factory.mktemp("kills")
     config = builds.config(
         tmp_path / "sources.yaml",
         tmp_path / "out",
@@ -87,7 +84,7 @@ def test_a_build_with_one_worker_loses_only_the_object_that_killed_it(builds, tm
         workers=1,
         object_memory=MEMORY_MB * 1024**2,
     )
-    with kill_on_open(lib / "b_crash" / "part.obj") as killed:
+    with kill_on_open(lib / "b_crash" / "part.obj", monkeypatch, kills / "killed.txt") as killed:
         result = build_config(config)
     assert len(killed) == 1
     rejects = pq.read_table(tmp_path / "out" / "manifest" / "rejects.parquet").to_pylist()
@@ -98,18 +95,19 @@ def test_a_build_with_one_worker_loses_only_the_object_that_killed_it(builds, tm
     assert sorted(o["source_id"] for o in objects) == ["control_a/door", "control_e/door"]
     [source] = result.info["sources"]
     assert source["discovered"] == 4 == source["accepted"] + source["rejected"]
-    assert killed[0] not in workers.shared(1).pids(), "the killed worker was replaced"
     # neither refusal is cached: the next build tries both again (no kill this time)
     again = build_config(BuildConfig(**{**config.__dict__, "out": tmp_path / "again"}))
     assert again.computed == ["lib__b_crash__m", "lib__d_memory__m"]
 
 
-def test_validate_gives_each_object_its_limits_and_survives_a_crash(tmp_path, monkeypatch):
-    lib = _library(tmp_path)
+def test_validate_gives_each_object_its_limits_and_survives_a_crash(
+    tmp_path, tmp_path_factory, monkeypatch
+):
+    lib, kills = _library(tmp_path), tmp_path_factory.mktemp("kills")
     monkeypatch.setenv(workers.OBJECT_MEMORY_ENV, str(MEMORY_MB))
     with (
         bounded("arena validate of the worker-killing library"),
-        kill_on_open(lib / "b_crash" / "part.obj") as killed,
+        kill_on_open(lib / "b_crash" / "part.obj", monkeypatch, kills / "killed.txt") as killed,
     ):
         reports = validate_paths([lib], workers=1)
     assert len(killed) == 1
