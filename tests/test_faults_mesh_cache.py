@@ -183,3 +183,32 @@ def test_one_mesh_store_serves_builds_with_different_caches(
     assert not (tmp_path / "cache_a" / MESH_CACHE).exists()
     assert not (tmp_path / "cache_b" / MESH_CACHE).exists()
     meshes.clear_cache()
+
+
+def test_a_mesh_written_here_loads_without_parsing_and_as_its_file_reads(tmp_path, monkeypatch):
+    """A hull or part the writer makes is kept as it is written: loading the file again (the USD
+    writer, the checks) parses nothing, and gives exactly what parsing the file gives."""
+    from scipy.spatial import ConvexHull
+
+    points = np.random.default_rng(3).normal(size=(40, 3)) * np.array([1e-3, 0.2, 30.0])
+    hull = ConvexHull(points)
+    used = np.unique(hull.simplices)
+    index = np.full(len(points), -1)
+    index[used] = np.arange(len(used))
+    vertices, faces = points[used], index[hull.simplices]
+    hull_path, loose_path = tmp_path / "hull.obj", tmp_path / "loose.obj"
+    meshes.clear_cache()
+    meshes.writing.write_generated_obj(hull_path, vertices, faces)
+    # a vertex no face uses: trimesh drops it on reading, so this one is parsed again
+    meshes.writing.write_generated_obj(loose_path, points, hull.simplices)
+    with monkeypatch.context() as patch:
+        patch.setattr(meshes.loading, "_parse", _refuse)
+        kept = meshes.load_mesh(hull_path)
+        with pytest.raises(AssetError, match="recomputed"):  # the parse refused above
+            meshes.load_mesh(loose_path)
+    meshes.clear_cache()
+    parsed = meshes.load_mesh(hull_path)
+    assert kept.sha256 == parsed.sha256
+    assert np.array_equal(kept.vertices, parsed.vertices) and kept.vertices.dtype == float
+    assert np.array_equal(kept.faces, parsed.faces) and kept.faces.dtype == parsed.faces.dtype
+    meshes.clear_cache()

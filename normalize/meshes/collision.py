@@ -17,7 +17,7 @@ from normalize.meshes.loading import load_mesh
 from normalize.meshes.mass import MESH_DENSITY, SHELL_THICKNESS, mass_properties
 from normalize.meshes.primitives import _primitive_surface
 from normalize.meshes.store import RECENT_MESHES, Mesh, Recent
-from normalize.meshes.writing import OutputNames, _obj_text
+from normalize.meshes.writing import OutputNames, write_generated_obj
 from normalize.timing import timed
 
 #: A collision mesh thinner than this (m, across its convex hull) is written as its convex hull
@@ -209,7 +209,7 @@ def write_collision_obj(
     name, new = names.name(f"collision:{key}", ".obj", stem=f"{stem}_collision")
     if new:
         with timed("meshes"):
-            (out_dir / name).write_text(_obj_text(vertices, faces), encoding="utf-8")
+            write_generated_obj(out_dir / name, vertices, faces)
     return name
 
 

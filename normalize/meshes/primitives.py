@@ -12,7 +12,7 @@ import trimesh
 
 from normalize.meshes import store
 from normalize.meshes.store import GENERATED_FOLDER
-from normalize.meshes.writing import OutputNames, _obj_text
+from normalize.meshes.writing import OutputNames, _obj_text, write_generated_obj
 from normalize.model import Geometry
 from normalize.timing import timed
 
@@ -102,7 +102,7 @@ def write_unit_sphere_obj(out_dir: Path, names: OutputNames) -> str:
     if new:
         with timed("meshes"):
             mesh = _unit_sphere()
-            (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
+            write_generated_obj(out_dir / name, mesh.vertices, mesh.faces)
     return name
 
 
@@ -111,5 +111,5 @@ def write_capsule_obj(radius: float, length: float, out_dir: Path, names: Output
     if new:
         with timed("meshes"):
             mesh = capsule_trimesh(radius, length)
-            (out_dir / name).write_text(_obj_text(mesh.vertices, mesh.faces), encoding="utf-8")
+            write_generated_obj(out_dir / name, mesh.vertices, mesh.faces)
     return name

@@ -3,15 +3,18 @@ material libraries and textures, other formats converted to OBJ."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
 import numpy as np
 
 from normalize.changes import Change
+from normalize.meshes import store
+from normalize.meshes.distinct import used_vertices
 from normalize.meshes.limits import check_texture
 from normalize.meshes.loading import load_mesh
-from normalize.meshes.reading import _confined_file, read_mesh_bytes
+from normalize.meshes.reading import _confined_file, _stat_key, read_mesh_bytes
 from normalize.meshes.store import _disk_path, _disk_read, _disk_write
 from normalize.timing import timed
 
@@ -169,6 +172,26 @@ def _obj_text(vertices: np.ndarray, faces: np.ndarray) -> str:
     v = ("v %.17g %.17g %.17g\n" * len(vertices)) % tuple(vertices.ravel().tolist())
     f = ("f %d %d %d\n" * len(faces)) % tuple((faces + 1).ravel().tolist())
     return v + f
+
+
+def write_generated_obj(path: Path, vertices: np.ndarray, faces: np.ndarray) -> None:
+    """Write a mesh made here (a hull, a convex part, a primitive's mesh) as OBJ, and keep it
+    as if it had been read: loading the file again (the USD writer, the checks) finds it by its
+    status instead of parsing it. Kept only where the text reads back to exactly these arrays
+    (`_obj_text` writes doubles exactly; trimesh drops vertices no face uses)."""
+    data = _obj_text(vertices, faces).encode("utf-8")
+    path.write_bytes(data)
+    if len(faces) == 0 or len(used_vertices(faces)) != len(vertices):
+        return
+    mesh = store.Mesh(
+        hashlib.sha256(data).hexdigest() + ".obj",
+        np.array(vertices, dtype=float),
+        np.array(faces, dtype=np.int64),
+    )
+    stat_key = _stat_key(path)
+    if stat_key is not None:
+        store._store(mesh)
+        store._sha_by_stat[stat_key] = mesh.sha256
 
 
 def write_obj_converted(source: Path, out_dir: Path, names: OutputNames, root: Path) -> str:
