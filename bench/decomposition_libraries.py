@@ -92,7 +92,8 @@ def _judged(obj, shapes) -> tuple[int, float]:
     from normalize import collision_parts as cp
 
     pieces = [(key, k) for key, s in shapes.items() for k in range(max(1, len(s.parts)))]
-    model = cp._model(mujoco, obj, shapes, pieces, cp._Hulls(shapes))
+    links = {link.name for link in obj.links}
+    model = cp._model(mujoco, obj, shapes, pieces, cp._Hulls(shapes), links)
     contacts = cp._contacts(mujoco, model, obj, cp.judged_joints(obj))
     return len(contacts), max((c.depth for c in contacts), default=0.0)
 

@@ -153,7 +153,8 @@ def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
     rounds, contacts = 0, []
     while True:
         pieces = [(key, k) for key, s in shapes.items() for k in range(max(1, len(s.parts)))]
-        model = _model(mujoco, obj, shapes, pieces, hulls)
+        judged = {link for joint in joints for side in sides(obj, joint) for link in side}
+        model = _model(mujoco, obj, shapes, pieces, hulls, judged)
         contacts = _contacts(mujoco, model, obj, joints)
         if not contacts or rounds == MAX_ROUNDS:
             break
@@ -222,9 +223,10 @@ def _corners(points: np.ndarray) -> np.ndarray:
     return points if triangles is None else distinct_rows(triangles.reshape(-1, 3))
 
 
-def _model(mujoco, obj, shapes: dict, pieces: list, hulls: _Hulls):
-    """A MuJoCo model of `obj` (the MJCF's body tree, `add_body_tree`) with every piece as a
-    geom named by its index in `pieces`; a piece of ours collides as its points in `hulls`."""
+def _model(mujoco, obj, shapes: dict, pieces: list, hulls: _Hulls, links: set[str]):
+    """A MuJoCo model of `obj` (the MJCF's body tree, `add_body_tree`) with every piece on
+    `links` (the sides of the joints judged: no other piece can be in their contacts) as a geom
+    named by its index in `pieces`; a piece of ours collides as its points in `hulls`."""
     spec = mujoco.MjSpec()
     spec.compiler.degree = False
     bodies = add_body_tree(spec, obj, mujoco)[0]
@@ -237,6 +239,8 @@ def _model(mujoco, obj, shapes: dict, pieces: list, hulls: _Hulls):
     }
     for index, (key, k) in enumerate(pieces):
         shape = shapes[key]
+        if shape.link not in links:
+            continue
         body = bodies[shape.link]
         if shape.primitive is not None:
             kind, size, origin = shape.primitive
