@@ -21,8 +21,10 @@ side splits one of its two shapes (deepest contacts first, each shape once per r
 - a piece of ours wholly inside a shape the source gives (which is never cut: a solid panel
   where a drawer front sits) is not cut at all: no cut of it clears that contact.
 
-Rounds stop when no contact is deeper than DEPTH_TOLERANCE, after MAX_ROUNDS, or when a shape
-would have more than MAX_PARTS parts; no cut takes the object's shapes of ours beyond
+Rounds stop when no contact is deeper than DEPTH_TOLERANCE, after MAX_ROUNDS (MAX_FEW_ROUNDS
+while the contacts left are between at most FEW_PAIRS pairs of pieces: a lid and its rim cut in
+turn, each cut taking off a millimetre or so), or when a shape would have more than MAX_PARTS
+parts; no cut takes the object's shapes of ours beyond
 MAX_OBJECT_PARTS parts in all. What is left is the source's own overlap (parts built
 into each other or touching at rest, which no decomposition separates) or beyond those limits;
 the check judges it. Shapes as the source gives them (primitives, meshes convex already) are
@@ -46,6 +48,8 @@ from normalize.meshes.distinct import distinct_rows, used_vertices
 from normalize.mjcf_writer import add_body_tree, rotation_quat
 
 MAX_ROUNDS = 4
+MAX_FEW_ROUNDS = 8
+FEW_PAIRS = 4
 MAX_PARTS = 32  # per collision mesh
 #: per object, hulls of ours counted whole: an object of many meshes may otherwise take up to
 #: MAX_PARTS for each
@@ -76,6 +80,8 @@ def parts_method() -> dict:
             "depth_tolerance_m": DEPTH_TOLERANCE,
             "clearance_m": CLEARANCE,
             "max_rounds": MAX_ROUNDS,
+            "max_rounds_few_contacts": MAX_FEW_ROUNDS,
+            "few_contact_pairs": FEW_PAIRS,
             "max_parts_per_mesh": MAX_PARTS,
             "max_parts_per_object": MAX_OBJECT_PARTS,
             "min_thickness_m": MIN_COLLISION_THICKNESS,
@@ -156,7 +162,7 @@ def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
         judged = {link for joint in joints for side in sides(obj, joint) for link in side}
         model = _model(mujoco, obj, shapes, pieces, hulls, judged)
         contacts = _contacts(mujoco, model, obj, joints)
-        if not contacts or rounds == MAX_ROUNDS:
+        if not contacts or rounds >= _last_round(contacts):
             break
         rounds += 1
         if not _split_round(shapes, contacts, pieces, split):
@@ -176,6 +182,13 @@ def clear_mechanisms(obj, shapes: dict[object, Shape]) -> Cleared | None:
                 holding.add(held.link)
     deepest = max((c.depth for c in contacts), default=0.0)
     return Cleared(parts, rounds, len(contacts), float(deepest), frozenset(holding))
+
+
+def _last_round(contacts: list) -> int:
+    """MAX_FEW_ROUNDS where `contacts` are between at most FEW_PAIRS pairs of pieces, else
+    MAX_ROUNDS."""
+    pairs = {(c.fixed, c.moving) for c in contacts}
+    return MAX_FEW_ROUNDS if len(pairs) <= FEW_PAIRS else MAX_ROUNDS
 
 
 class _Hulls:

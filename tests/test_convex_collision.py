@@ -14,8 +14,17 @@ from verify_assets import box, hollow_cabinet_urdf, one_mesh_carcass, shell_obj,
 from export.manifests import link_rows
 from normalize import collision_parts
 from normalize.adapters import discover
-from normalize.collision_parts import PRIMITIVE_CORNERS, Shape, _Contact, _split_round
-from normalize.mechanism import DEPTH_TOLERANCE
+from normalize.collision_parts import (
+    FEW_PAIRS,
+    MAX_FEW_ROUNDS,
+    MAX_ROUNDS,
+    PRIMITIVE_CORNERS,
+    Shape,
+    _Contact,
+    _split_round,
+    clear_mechanisms,
+)
+from normalize.mechanism import DEPTH_TOLERANCE, judged_joints
 from normalize.run import normalize_candidate
 from normalize.urdf import read_object
 from normalize.urdf_writer import SOURCE_COLLISION_NAME
@@ -357,3 +366,28 @@ def test_a_part_inside_a_shape_the_source_gives_is_not_cut_for_nothing():
         contacts = [_Contact("joint_0", 0, 1, np.eye(4), 0.04)]
         assert _split_round(shapes, contacts, pieces, set()) == cut, offset
         assert (len(shapes["front"].parts) > 1) == cut
+
+
+@pytest.mark.parametrize(
+    ("pairs", "rounds"),
+    [(1, MAX_FEW_ROUNDS), (FEW_PAIRS, MAX_FEW_ROUNDS), (FEW_PAIRS + 1, MAX_ROUNDS)],
+)
+def test_rounds_go_on_while_the_contacts_left_are_few(tmp_path, monkeypatch, pairs, rounds):
+    """A lid and the rim around it, cut in turn, lose a millimetre or so each round (the corpus's
+    kettle needs 7): while the contacts left are between at most FEW_PAIRS pairs of pieces, the
+    rounds go on to MAX_FEW_ROUNDS; between more, they stop after MAX_ROUNDS, where each round
+    costs more and clears less."""
+    pytest.importorskip("mujoco")
+    result, _ = one_mesh_cabinet(tmp_path, part="drawer")
+    cube = trimesh.creation.box()
+    part = (np.asarray(cube.vertices), np.asarray(cube.faces))
+    shapes = {"carcass": Shape("base", part[0], parts=[part] * 12)}
+    [joint] = judged_joints(result.object)
+    contacts = [_Contact(joint.name, k, k + 6, np.eye(4), 0.002) for k in range(pairs)]
+    splits = []
+    monkeypatch.setattr(collision_parts, "_model", lambda *args: None)
+    monkeypatch.setattr(collision_parts, "_contacts", lambda *args: contacts)
+    monkeypatch.setattr(collision_parts, "_split_round", lambda *args: splits.append(1) or True)
+    cleared = clear_mechanisms(result.object, shapes)
+    assert cleared.rounds == len(splits) == rounds
+    assert cleared.contacts_left == pairs

@@ -67,6 +67,7 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
     assert parts["contacts"] == f"mujoco {mujoco.__version__}"
     assert parts["parameters"]["max_parts_per_mesh"] == collision_parts.MAX_PARTS
     assert parts["parameters"]["max_parts_per_object"] == collision_parts.MAX_OBJECT_PARTS
+    assert parts["parameters"]["max_rounds_few_contacts"] == collision_parts.MAX_FEW_ROUNDS
     assert parts["parameters"]["depth_tolerance_m"] == DEPTH_TOLERANCE == 0.001
     for s in info["sources"]:
         assert s["discovered"] == s["accepted"] + s["rejected"]

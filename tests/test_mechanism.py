@@ -60,6 +60,7 @@ def test_a_hull_normalization_could_not_split_is_named_as_ours_with_what_to_do(
     the message says which geom is the hull of a visual mesh, and the hint that the parts
     could not clear it."""
     monkeypatch.setattr(collision_parts, "MAX_ROUNDS", 0)
+    monkeypatch.setattr(collision_parts, "MAX_FEW_ROUNDS", 0)
     files = {
         "cabinet.urdf": one_mesh_carcass(hollow_cabinet_urdf("drawer")),
         "shell.obj": shell_obj(),

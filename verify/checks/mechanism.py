@@ -56,7 +56,13 @@ from pathlib import Path
 
 import numpy as np
 
-from normalize.collision_parts import COLLISION_PART, MAX_OBJECT_PARTS, MAX_PARTS, MAX_ROUNDS
+from normalize.collision_parts import (
+    COLLISION_PART,
+    MAX_FEW_ROUNDS,
+    MAX_OBJECT_PARTS,
+    MAX_PARTS,
+    MAX_ROUNDS,
+)
 from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, sides
 from verify.checks import Context, single
 from verify.checks.attachment import _primitive
@@ -493,7 +499,8 @@ def _hint(ours: bool, at_rest: bool) -> str:
     if ours:
         return (
             f"the convex parts normalization cuts could not clear this contact (at most "
-            f"{MAX_ROUNDS} rounds, {MAX_PARTS} parts per mesh and {MAX_OBJECT_PARTS} per "
+            f"{MAX_ROUNDS} rounds, {MAX_FEW_ROUNDS} where few contacts are left, {MAX_PARTS} "
+            f"parts per mesh and {MAX_OBJECT_PARTS} per "
             "object; the object's "
             "collision.convex_parts change counts the contacts left): look for the source's "
             f"meshes overlapping here, {ALLOWANCE_HINT}"
