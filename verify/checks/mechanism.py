@@ -108,22 +108,33 @@ class _Collider:
                 data.qpos[address] = value
         mujoco.mj_kinematics(model, data)
         mujoco.mj_collision(model, data)
+        count = data.ncon
+        geoms = data.contact.geom[:count].copy()
+        bodies = model.geom_bodyid[geoms]
+        away = -data.contact.frame[:count, :3]  # the normal points from geom1 to geom2
+        depth = -data.contact.dist[:count]
+        is_moving = np.zeros(model.nbody, dtype=bool)
+        is_moving[list(moving)] = True
+        is_fixed = np.zeros(model.nbody, dtype=bool)
+        is_fixed[list(fixed)] = True
+        backward = is_moving[bodies[:, 1]] & is_fixed[bodies[:, 0]]  # turned: moving first
+        forward = is_moving[bodies[:, 0]] & is_fixed[bodies[:, 1]]
+        geoms[backward], bodies[backward] = geoms[backward, ::-1], bodies[backward, ::-1]
+        away[backward] = -away[backward]
+        deepest: dict[tuple[int, int], int] = {}  # (moving body, fixed body) -> contact
+        for k in np.flatnonzero(forward | backward).tolist():
+            pair = (int(bodies[k, 0]), int(bodies[k, 1]))
+            if pair not in deepest or depth[k] > depth[deepest[pair]]:
+                deepest[pair] = k
         found = {}
-        contacts = data.contact
-        for k in range(data.ncon):
-            g1, g2 = int(contacts.geom1[k]), int(contacts.geom2[k])
-            b1, b2 = int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2])
-            away = -contacts.frame[k][:3]  # the normal points from geom1 to geom2
-            if b2 in moving and b1 in fixed:
-                g1, g2, b1, b2, away = g2, g1, b2, b1, -away
-            elif not (b1 in moving and b2 in fixed):
-                continue
-            pair = (model.body(b1).name, model.body(b2).name)
-            depth = -float(contacts.dist[k])
-            if pair not in found or depth > found[pair].depth:
-                geoms = (model.geom(g1).name, model.geom(g2).name)
-                boxes = (self._box(g1), self._box(g2))
-                found[pair] = _Contact(depth, geoms, np.array(away), boxes)
+        for (b1, b2), k in deepest.items():
+            g1, g2 = int(geoms[k, 0]), int(geoms[k, 1])
+            found[model.body(b1).name, model.body(b2).name] = _Contact(
+                float(depth[k]),
+                (model.geom(g1).name, model.geom(g2).name),
+                np.array(away[k]),
+                (self._box(g1), self._box(g2)),
+            )
         return found
 
     def _box(self, geom: int) -> tuple[np.ndarray, np.ndarray]:
