@@ -42,7 +42,7 @@ from functools import cached_property
 
 import numpy as np
 
-from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, sides
+from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, side_contacts, sides
 from normalize.meshes.collision import MIN_COLLISION_THICKNESS, hull_width, thinnest_move
 from normalize.meshes.distinct import distinct_rows, used_vertices
 from normalize.mjcf_writer import add_body_tree, rotation_quat
@@ -306,25 +306,14 @@ def _contacts(mujoco, model, obj, joints) -> list[_Contact]:
         fixed = np.zeros(model.nbody, dtype=bool)
         fixed[[body[n] for n in fixed_links if n in body]] = True
         for q in joint_values(joint):
-            data.qpos[:] = model.qpos0
-            for name, value in obj.resolve_configuration({joint.name: q}).items():
-                if name in address:
-                    data.qpos[address[name]] = value
-            mujoco.mj_kinematics(model, data)
-            mujoco.mj_collision(model, data)
-            count = data.ncon
-            depth = -data.contact.dist[:count]
-            geoms = data.contact.geom[:count]
-            bodies = model.geom_bodyid[geoms]
-            forward = fixed[bodies[:, 0]] & moving[bodies[:, 1]]
-            backward = moving[bodies[:, 0]] & fixed[bodies[:, 1]]
-            for c in np.flatnonzero((depth > DEPTH_TOLERANCE) & (forward | backward)):
-                g1, g2 = (int(g) for g in (geoms[c] if forward[c] else geoms[c][::-1]))
+            coords = obj.resolve_configuration({joint.name: q})
+            geoms, depths, _ = side_contacts(mujoco, model, data, coords, address, moving, fixed)
+            for (g1, g2), depth in zip(geoms.tolist(), depths.tolist(), strict=True):
+                if depth <= DEPTH_TOLERANCE:
+                    continue
                 b1, b2 = int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2])
                 transform = np.linalg.inv(_pose(data, b2)) @ _pose(data, b1)
-                found.append(
-                    _Contact(joint.name, int(piece[g1]), int(piece[g2]), transform, depth[c])
-                )
+                found.append(_Contact(joint.name, int(piece[g1]), int(piece[g2]), transform, depth))
     return found
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 DEPTH_TOLERANCE = 0.001  # metres: the deepest contact a mechanism may have
 FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
 UNBOUNDED_ANGLES = (math.pi / 2, math.pi, -math.pi / 2)
@@ -52,3 +54,28 @@ def sides(obj, joint) -> tuple[set[str], set[str]]:
     links fixed to it) of one joint."""
     moving = set(obj.subtree_links(joint.child))
     return moving, rigid_group(obj, joint.parent, moving)
+
+
+def side_contacts(mujoco, model, data, coords: dict, address: dict, moving, fixed):
+    """Pose `data` at `coords` (joint name -> value, `address`: joint name -> its qpos index;
+    every other joint at the model's rest), run MuJoCo's collision pipeline and give the
+    contacts between a body of the moving side and one of the parent side (`moving`, `fixed`:
+    boolean masks over the model's bodies), in MuJoCo's order: their geoms (n x 2, parent side
+    first), penetration depths (m) and normals (n x 3, from the parent side's geom towards the
+    moving side's)."""
+    data.qpos[:] = model.qpos0
+    for name, value in coords.items():
+        if name in address:
+            data.qpos[address[name]] = value
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_collision(model, data)
+    count = data.ncon
+    geoms = data.contact.geom[:count]
+    bodies = model.geom_bodyid[geoms]
+    forward = fixed[bodies[:, 0]] & moving[bodies[:, 1]]
+    turned = moving[bodies[:, 0]] & fixed[bodies[:, 1]]
+    index = np.flatnonzero(forward | turned)
+    turned = turned[index]
+    oriented = np.where(turned[:, None], geoms[index, ::-1], geoms[index])
+    normals = data.contact.frame[index, :3] * np.where(turned, -1.0, 1.0)[:, None]
+    return oriented, -data.contact.dist[index], normals

@@ -63,7 +63,13 @@ from normalize.collision_parts import (
     MAX_PARTS,
     MAX_ROUNDS,
 )
-from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, sides
+from normalize.mechanism import (
+    DEPTH_TOLERANCE,
+    joint_values,
+    judged_joints,
+    side_contacts,
+    sides,
+)
 from verify.checks import Context, single
 from verify.checks.attachment import _primitive
 from verify.checks.collision import _travel_past_contact, source_scene
@@ -101,29 +107,17 @@ class _Collider:
         """(moving link, parent-side link) -> the deepest `_Contact` between the two at
         `coords`."""
         mujoco, model, data = self.mujoco, self.model, self.data
-        data.qpos[:] = model.qpos0
-        for name, value in coords.items():
-            address = self.address.get(name)
-            if address is not None:
-                data.qpos[address] = value
-        mujoco.mj_kinematics(model, data)
-        mujoco.mj_collision(model, data)
-        count = data.ncon
-        geoms = data.contact.geom[:count].copy()
-        bodies = model.geom_bodyid[geoms]
-        away = -data.contact.frame[:count, :3]  # the normal points from geom1 to geom2
-        depth = -data.contact.dist[:count]
         is_moving = np.zeros(model.nbody, dtype=bool)
         is_moving[list(moving)] = True
         is_fixed = np.zeros(model.nbody, dtype=bool)
         is_fixed[list(fixed)] = True
-        backward = is_moving[bodies[:, 1]] & is_fixed[bodies[:, 0]]  # turned: moving first
-        forward = is_moving[bodies[:, 0]] & is_fixed[bodies[:, 1]]
-        geoms[backward], bodies[backward] = geoms[backward, ::-1], bodies[backward, ::-1]
-        away[backward] = -away[backward]
+        geoms, depth, away = side_contacts(
+            mujoco, model, data, coords, self.address, is_moving, is_fixed
+        )
+        geoms = geoms[:, ::-1]  # moving side first
+        bodies = model.geom_bodyid[geoms]
         deepest: dict[tuple[int, int], int] = {}  # (moving body, fixed body) -> contact
-        for k in np.flatnonzero(forward | backward).tolist():
-            pair = (int(bodies[k, 0]), int(bodies[k, 1]))
+        for k, pair in enumerate(map(tuple, bodies.tolist())):
             if pair not in deepest or depth[k] > depth[deepest[pair]]:
                 deepest[pair] = k
         found = {}
