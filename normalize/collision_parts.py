@@ -18,6 +18,9 @@ side splits one of its two shapes (deepest contacts first, each shape once per r
 - where neither shape's box separates anything (one lies inside the other's box), the larger
   shape is cut in two across the middle of its longest side, if it is ours and has room for
   parts (the smaller is not: its halves stay inside the larger's box);
+- a cut's part holding up to MAX_APART pieces that share no point (the corners of a tube
+  around a button's box) is split into them, each hull smaller than theirs together; not where
+  one is flat (thickened towards its shape's centre, it would reach into the room the cut made);
 - a piece of ours wholly inside a shape the source gives (which is never cut: a solid panel
   where a drawer front sits) is not cut at all: no cut of it clears that contact.
 
@@ -44,7 +47,7 @@ import numpy as np
 
 from normalize.mechanism import DEPTH_TOLERANCE, joint_values, judged_joints, side_contacts, sides
 from normalize.meshes.collision import MIN_COLLISION_THICKNESS, hull_width, thinnest_move
-from normalize.meshes.distinct import distinct_rows, used_vertices
+from normalize.meshes.distinct import distinct_rows, distinct_rows_inverse, used_vertices
 from normalize.mjcf_writer import add_body_tree, rotation_quat
 
 MAX_ROUNDS = 4
@@ -55,6 +58,8 @@ MAX_PARTS = 32  # per collision mesh
 #: MAX_PARTS for each
 MAX_OBJECT_PARTS = 384
 CLEARANCE = DEPTH_TOLERANCE / 2  # m: how far inside a box a part around it may reach
+#: A cut's part holding at most this many pieces that do not touch is split into them
+MAX_APART = 8
 #: How much a flat part is thickened: a hair more than normalization requires, so that it is no
 #: thinner after it is moved from its link's frame into its mesh's
 PART_THICKNESS = MIN_COLLISION_THICKNESS * (1.0 + 1e-6)
@@ -82,6 +87,7 @@ def parts_method() -> dict:
             "max_rounds": MAX_ROUNDS,
             "max_rounds_few_contacts": MAX_FEW_ROUNDS,
             "few_contact_pairs": FEW_PAIRS,
+            "max_pieces_apart": MAX_APART,
             "max_parts_per_mesh": MAX_PARTS,
             "max_parts_per_object": MAX_OBJECT_PARTS,
             "min_thickness_m": MIN_COLLISION_THICKNESS,
@@ -359,8 +365,9 @@ def _split_pair(shapes: dict, counts: dict, a: tuple, b: tuple, transform: np.nd
         if not shapes[key].ours or counts[key] >= MAX_PARTS:
             continue
         box = _piece_points(shapes[other_key], other_k)
-        parts = _cut_by_box(*shapes[key].parts[k], to_other, box.min(axis=0), box.max(axis=0))
-        if 1 < len(parts) <= MAX_PARTS - counts[key] + 1:
+        regions = _cut_by_box(*shapes[key].parts[k], to_other, box.min(axis=0), box.max(axis=0))
+        parts = _fitting(regions, MAX_PARTS - counts[key] + 1)
+        if parts is not None:
             return (key, k), parts
     # the larger piece only: halving the smaller, inside the larger's box, leaves the larger's
     # hull where it was (a laptop's keys halved round after round under its lid)
@@ -373,8 +380,44 @@ def _split_pair(shapes: dict, counts: dict, a: tuple, b: tuple, transform: np.nd
     )
     if not shapes[key].ours or counts[key] >= MAX_PARTS or extent <= 4 * DEPTH_TOLERANCE:
         return None
-    parts = _halves(*shapes[key].parts[k])
-    return ((key, k), parts) if len(parts) > 1 else None
+    parts = _fitting(_halves(*shapes[key].parts[k]), MAX_PARTS - counts[key] + 1)
+    return None if parts is None else ((key, k), parts)
+
+
+def _fitting(parts: list, room: int) -> list | None:
+    """A cut's parts, each split into its pieces apart (`_apart`) where they all fit in `room`,
+    else as they are; None when the cut leaves one part or they do not fit."""
+    apart = [piece for part in parts for piece in _apart(*part)]
+    for found in (apart, parts):
+        if 1 < len(found) <= room:
+            return found
+    return None
+
+
+def _apart(vertices, faces) -> list:
+    """The triangles as their pieces that share no point (the two ends of a handle cut through
+    its middle, the corners of a ring around a box): each piece's hull is smaller than the
+    hull of them all. Whole where that is one piece, more than MAX_APART, or where a piece
+    is flat: a flat part is thickened towards its shape's centre, into the room the cut made."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    _, same = distinct_rows_inverse(np.round(vertices, 9))  # a cut's new points, to a nanometre
+    corners = same[faces]
+    edges = np.concatenate([corners[:, :2], corners[:, 1:]])
+    size = int(same.max()) + 1
+    graph = coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(size, size))
+    count, label = connected_components(graph, directed=False)
+    if count == 1 or count > MAX_APART:
+        return [(vertices, faces)]
+    of_face = label[corners[:, 0]]
+    pieces = [_compact(vertices, faces[of_face == c]) for c in range(count)]
+    if any(
+        not _has_area(*piece) or hull_width(_corners(_points(*piece))) < PART_THICKNESS
+        for piece in pieces
+    ):
+        return [(vertices, faces)]
+    return pieces
 
 
 def _inside_the_sources(shapes: dict, piece: tuple, other: tuple, to_other: np.ndarray) -> bool:

@@ -391,3 +391,48 @@ def test_rounds_go_on_while_the_contacts_left_are_few(tmp_path, monkeypatch, pai
     cleared = clear_mechanisms(result.object, shapes)
     assert cleared.rounds == len(splits) == rounds
     assert cleared.contacts_left == pairs
+
+
+def test_a_cut_part_holding_pieces_apart_is_split_into_them():
+    """A tube of ours around a button (a cylinder the source gives): the box around the button
+    holds four arcs of the tube, at its corners. As one part their hull would fill the tube's
+    bore and hold the button; each arc as its own part stays outside it."""
+    tube = trimesh.creation.annulus(r_min=0.5, r_max=0.55, height=0.2, sections=64)
+    part = (np.asarray(tube.vertices), np.asarray(tube.faces))
+    radius, height = 0.45, 1.0
+    button = PRIMITIVE_CORNERS["cylinder"]((radius, height))
+    shapes = {
+        "tube": Shape("base", part[0], parts=[part]),
+        "button": Shape("button", button, primitive=("cylinder", (radius, height), np.eye(4))),
+    }
+    contacts = [_Contact("joint_0", 0, 1, np.eye(4), 0.05)]
+    assert _split_round(shapes, contacts, [("tube", 0), ("button", 0)], set())
+    from scipy.spatial import ConvexHull
+
+    for vertices, faces in shapes["tube"].parts:
+        outline = ConvexHull(vertices[np.unique(faces)][:, :2])
+        # how far the part's hull stays from the button's axis (its outline's nearest edge)
+        assert outline.equations[:, 2].max() >= radius - collision_parts.CLEARANCE - 1e-9
+
+
+@pytest.mark.parametrize(
+    ("pieces", "flat", "kept_whole"),
+    [
+        (2, False, False),
+        (collision_parts.MAX_APART, False, False),
+        (2, True, True),
+        (collision_parts.MAX_APART + 1, False, True),
+        (1, False, True),
+    ],
+)
+def test_pieces_apart_are_split_unless_flat_or_too_many(pieces, flat, kept_whole):
+    """Flat pieces stay together: each would be thickened towards the shape's centre, into the
+    room the cut made; so do more than MAX_APART pieces (a mesh of many loose triangles)."""
+    extents = (0.1, 0.1, 0.0) if flat else (0.1, 0.1, 0.1)
+    meshes = [trimesh.creation.box(extents=extents) for _ in range(pieces)]
+    for k, mesh in enumerate(meshes):
+        mesh.apply_translation((0.5 * k, 0.0, 0.0))
+    joined = trimesh.util.concatenate(meshes)
+    found = collision_parts._apart(np.asarray(joined.vertices), np.asarray(joined.faces))
+    assert len(found) == (1 if kept_whole else pieces)
+    assert sum(len(f) for _, f in found) == len(joined.faces)

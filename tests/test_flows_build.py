@@ -68,6 +68,7 @@ def test_demo_build_accounts_for_every_object_and_validates(demo_release):
     assert parts["parameters"]["max_parts_per_mesh"] == collision_parts.MAX_PARTS
     assert parts["parameters"]["max_parts_per_object"] == collision_parts.MAX_OBJECT_PARTS
     assert parts["parameters"]["max_rounds_few_contacts"] == collision_parts.MAX_FEW_ROUNDS
+    assert parts["parameters"]["max_pieces_apart"] == collision_parts.MAX_APART
     assert parts["parameters"]["depth_tolerance_m"] == DEPTH_TOLERANCE == 0.001
     for s in info["sources"]:
         assert s["discovered"] == s["accepted"] + s["rejected"]
