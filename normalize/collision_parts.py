@@ -464,10 +464,13 @@ def _compact(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
 
 def _cut_by_box(vertices, faces, to_box: np.ndarray, low, high) -> list:
     """The triangles split into the box [low, high] (in the frame `to_box` maps to, shrunk by
-    CLEARANCE) and the six slabs around it, each with triangles; in the triangles' frame."""
+    CLEARANCE) and the six slabs around it, each with triangles; in the triangles' frame. Along
+    a side thinner than twice CLEARANCE (a flat piece's box: the piece collides thickened by
+    PART_THICKNESS) the box is grown by PART_THICKNESS instead."""
     inside_low, inside_high = low + CLEARANCE, high - CLEARANCE
-    if np.any(inside_low >= inside_high):
-        return []
+    thin = inside_low >= inside_high
+    inside_low = np.where(thin, low - PART_THICKNESS, inside_low)
+    inside_high = np.where(thin, high + PART_THICKNESS, inside_high)
     moved = vertices @ to_box[:3, :3].T + to_box[:3, 3]
     axes = np.eye(3)
     regions = []

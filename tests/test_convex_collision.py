@@ -436,3 +436,20 @@ def test_pieces_apart_are_split_unless_flat_or_too_many(pieces, flat, kept_whole
     found = collision_parts._apart(np.asarray(joined.vertices), np.asarray(joined.faces))
     assert len(found) == (1 if kept_whole else pieces)
     assert sum(len(f) for _, f in found) == len(joined.faces)
+
+
+def test_a_flat_pieces_box_cuts_around_the_thickness_it_collides_with():
+    """A flat strip of ours (a rail) inside a piece of ours: the strip's box has no inside once
+    shrunk by CLEARANCE, and the cut was refused, leaving the larger piece's hull around the
+    strip round after round. The box is grown by PART_THICKNESS along its flat side instead:
+    the parts around it stay clear of the strip as it collides, thickened."""
+    cube = trimesh.creation.box(extents=(2.0, 2.0, 2.0))
+    low, high = np.array([-0.5, -0.5, 0.0]), np.array([0.5, 0.5, 0.0])
+    parts = collision_parts._cut_by_box(
+        np.asarray(cube.vertices), np.asarray(cube.faces), np.eye(4), low, high
+    )
+    assert len(parts) == 6  # beyond the strip along x and y, above and below it
+    for vertices, faces in parts:
+        points = vertices[np.unique(faces)]
+        over = np.all(np.abs(points[:, :2]) < 0.5 - collision_parts.CLEARANCE - 1e-9, axis=1)
+        assert np.all(np.abs(points[over, 2]) >= collision_parts.PART_THICKNESS - 1e-12)
