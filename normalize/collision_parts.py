@@ -52,7 +52,7 @@ from normalize.mjcf_writer import add_body_tree, rotation_quat
 
 MAX_ROUNDS = 4
 MAX_FEW_ROUNDS = 8
-FEW_PAIRS = 4
+FEW_PAIRS = 16
 MAX_PARTS = 32  # per collision mesh
 #: per object, hulls of ours counted whole: an object of many meshes may otherwise take up to
 #: MAX_PARTS for each

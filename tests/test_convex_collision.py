@@ -381,9 +381,9 @@ def test_rounds_go_on_while_the_contacts_left_are_few(tmp_path, monkeypatch, pai
     result, _ = one_mesh_cabinet(tmp_path, part="drawer")
     cube = trimesh.creation.box()
     part = (np.asarray(cube.vertices), np.asarray(cube.faces))
-    shapes = {"carcass": Shape("base", part[0], parts=[part] * 12)}
+    shapes = {"carcass": Shape("base", part[0], parts=[part] * (2 * FEW_PAIRS + 2))}
     [joint] = judged_joints(result.object)
-    contacts = [_Contact(joint.name, k, k + 6, np.eye(4), 0.002) for k in range(pairs)]
+    contacts = [_Contact(joint.name, k, k + FEW_PAIRS + 1, np.eye(4), 0.002) for k in range(pairs)]
     splits = []
     monkeypatch.setattr(collision_parts, "_model", lambda *args: None)
     monkeypatch.setattr(collision_parts, "_contacts", lambda *args: contacts)
