@@ -14,7 +14,9 @@ side splits one of its two shapes (deepest contacts first, each shape once per r
 - a shape of ours is cut by the box around the other shape, in the other's link frame, grown by
   nothing and shrunk by CLEARANCE: the part inside the box and up to six parts around it (the
   slabs of the box's complement, each a convex region, so each part's hull stays outside the
-  box but for CLEARANCE). A drawer's box cuts its carcass into the walls around it.
+  box but for CLEARANCE). A drawer's box cuts its carcass into the walls around it. A flat
+  shape's box, thinner than twice CLEARANCE, is grown by PART_THICKNESS along that side
+  instead (the shape collides that thick): a rail inside a drawer's hull cuts it around itself.
 - where neither shape's box separates anything (one lies inside the other's box), the larger
   shape is cut in two across the middle of its longest side, if it is ours and has room for
   parts (the smaller is not: its halves stay inside the larger's box);
