@@ -309,10 +309,9 @@ def _contacts(mujoco, model, obj, joints) -> list[_Contact]:
     found = []
     for joint in joints:
         moving_links, fixed_links = sides(obj, joint)
-        moving = np.zeros(model.nbody, dtype=bool)
-        moving[[body[n] for n in moving_links if n in body]] = True
-        fixed = np.zeros(model.nbody, dtype=bool)
-        fixed[[body[n] for n in fixed_links if n in body]] = True
+        moving, fixed = (
+            [body[n] for n in side if n in body] for side in (moving_links, fixed_links)
+        )
         for q in joint_values(joint):
             coords = obj.resolve_configuration({joint.name: q})
             geoms, depths, _ = side_contacts(mujoco, model, data, coords, address, moving, fixed)

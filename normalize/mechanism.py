@@ -60,9 +60,10 @@ def side_contacts(mujoco, model, data, coords: dict, address: dict, moving, fixe
     """Pose `data` at `coords` (joint name -> value, `address`: joint name -> its qpos index;
     every other joint at the model's rest), run MuJoCo's collision pipeline and give the
     contacts between a body of the moving side and one of the parent side (`moving`, `fixed`:
-    boolean masks over the model's bodies), in MuJoCo's order: their geoms (n x 2, parent side
+    the model's body indices of each), in MuJoCo's order: their geoms (n x 2, parent side
     first), penetration depths (m) and normals (n x 3, from the parent side's geom towards the
     moving side's)."""
+    moving, fixed = (np.isin(np.arange(model.nbody), list(side)) for side in (moving, fixed))
     data.qpos[:] = model.qpos0
     for name, value in coords.items():
         if name in address:

@@ -107,13 +107,7 @@ class _Collider:
         """(moving link, parent-side link) -> the deepest `_Contact` between the two at
         `coords`."""
         mujoco, model, data = self.mujoco, self.model, self.data
-        is_moving = np.zeros(model.nbody, dtype=bool)
-        is_moving[list(moving)] = True
-        is_fixed = np.zeros(model.nbody, dtype=bool)
-        is_fixed[list(fixed)] = True
-        geoms, depth, away = side_contacts(
-            mujoco, model, data, coords, self.address, is_moving, is_fixed
-        )
+        geoms, depth, away = side_contacts(mujoco, model, data, coords, self.address, moving, fixed)
         geoms = geoms[:, ::-1]  # moving side first
         bodies = model.geom_bodyid[geoms]
         deepest: dict[tuple[int, int], int] = {}  # (moving body, fixed body) -> contact
@@ -505,8 +499,7 @@ def _hint(ours: bool, at_rest: bool) -> str:
         return (
             f"the convex parts normalization cuts could not clear this contact (at most "
             f"{MAX_ROUNDS} rounds, {MAX_FEW_ROUNDS} where few contacts are left, {MAX_PARTS} "
-            f"parts per mesh and {MAX_OBJECT_PARTS} per "
-            "object; the object's "
+            f"parts per mesh and {MAX_OBJECT_PARTS} per object; the object's "
             "collision.convex_parts change counts the contacts left): look for the source's "
             f"meshes overlapping here, {ALLOWANCE_HINT}"
         )
