@@ -142,8 +142,10 @@ def _world_mesh(g: Geometry, folder: Path, pose: np.ndarray, vertices: dict, mes
 
 
 #: Bytes of loaded meshes a stage run keeps (the least recently used go first): unbounded, a
-#: 20,000-object stage held every mesh it had read, over 17 GB.
-MESH_CACHE_BYTES = 256 * 1024**2
+#: 20,000-object stage held every mesh it had read, over 17 GB; at 256 MB a pair job in a build's
+#: worker added that much to the worker's peak. Meshes shared by objects are in one component of
+#: the pair graph, measured one after another.
+MESH_CACHE_BYTES = 64 * 1024**2
 
 
 class _LoadedMeshes:

@@ -504,7 +504,7 @@ def _outcome(
                 )
                 break
     simulator.forget_loaded_assets()
-    meshes.forget_generated()
+    meshes.finish_object()
     inputs = hash_inputs(
         (p for p in recorded if not p.startswith(staging)),
         candidate.source.path,

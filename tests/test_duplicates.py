@@ -553,6 +553,24 @@ def test_any_yaw_alignment_finds_the_turn_and_the_shift(footprint, degrees):
     assert np.allclose(found.shift[:2], [0.07, -0.03], atol=1e-3)
 
 
+def test_the_stage_keeps_few_parsed_meshes_in_the_process(twin_library, monkeypatch):
+    """Each signature taken cuts the process's parsed meshes down to KEPT_BYTES (here 1 byte:
+    the most recent mesh), as after an object of a build: a pair job in a build's worker
+    otherwise kept up to 256 MB of them."""
+    from normalize.meshes import store
+
+    release = twin_library / "keep"
+    objects = _table(release, "objects")
+    joints = defaultdict(list)
+    for j in _table(release, "joints"):
+        joints[j["object_id"]].append(j)
+    records = [_record_of(release, o, joints[o["object_id"]]) for o in objects]
+    monkeypatch.setattr(store, "KEPT_BYTES", 1)
+    store.clear_cache()
+    run = find_duplicates(records, DuplicateSettings())
+    assert run.measured > 0 and len(store._cache) == 1
+
+
 def test_pair_evidence_is_cached_by_content(twin_library, tmp_path):
     """A warm run measures no pair and gives the cold run's clusters; editing one object's mesh
     re-measures exactly the pairs of that object."""

@@ -20,7 +20,10 @@ import trimesh
 
 from normalize.changes import Change
 
-CACHE_BYTES = 256 * 1024 * 1024  # arrays kept in memory per process (the disk store has the rest)
+CACHE_BYTES = 256 * 1024 * 1024  # arrays kept in memory while one object is computed
+#: arrays kept from one object to the next (`finish_object`); the disk store has the rest, so a
+#: worker's memory does not grow with the number of objects it computes
+KEPT_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,16 +82,27 @@ _cache: OrderedDict[str, Mesh] = OrderedDict()
 _cache_bytes = 0
 _mass_cache: Recent = Recent(RECENT_MESHES)
 #: Meshes a source gives as data (`generated_obj`): path -> OBJ bytes, never on disk; kept
-#: while their object is computed (`forget_generated`).
+#: while their object is computed (`finish_object`).
 GENERATED_FOLDER = Path("/arena-generated-meshes")
 _generated: dict[str, bytes] = {}
 _sha_by_stat: Recent = Recent(RECENT_MESHES)
 
 
-def forget_generated() -> None:
-    """Drop the meshes sources gave as data: called once their object is computed."""
+def finish_object() -> None:
+    """Called once an object's meshes are read for good (the object computed, its duplicate
+    signature taken): drop the meshes its source gave as data, and the least recently used
+    loaded meshes above KEPT_BYTES."""
     with _lock:
         _generated.clear()
+        _evict(KEPT_BYTES)
+
+
+def _evict(limit: int) -> None:
+    """Drop the least recently used loaded meshes until at most `limit` bytes (one is kept)."""
+    global _cache_bytes
+    while _cache_bytes > limit and len(_cache) > 1:
+        _, old = _cache.popitem(last=False)
+        _cache_bytes -= old.nbytes
 
 
 def clear_cache() -> None:
@@ -265,7 +279,5 @@ def _store(mesh: Mesh) -> Mesh:
         if mesh.sha256 not in _cache:
             _cache[mesh.sha256] = mesh
             _cache_bytes += mesh.nbytes
-        while _cache_bytes > CACHE_BYTES and len(_cache) > 1:
-            _, old = _cache.popitem(last=False)
-            _cache_bytes -= old.nbytes
+        _evict(CACHE_BYTES)
         return _cache[mesh.sha256]
