@@ -48,7 +48,7 @@ from scipy.sparse.csgraph import connected_components
 
 import metric
 from duplicates import keys, motion, shape
-from normalize.meshes import finish_object
+from normalize.meshes import trim_cache
 
 HANDLINGS = ("keep", "move_out")
 PROCESSES = 2  # worker processes measuring pairs (the evidence does not depend on the order)
@@ -124,7 +124,7 @@ class _Signatures:
             r = self.records[object_id]
             meshes = self.meshes.of(dict(r.mesh_files))
             self.known[object_id] = shape.signature(r.urdf, r.diagonal, meshes=meshes)
-            finish_object()  # the process's mesh cache keeps no more than after an object
+            trim_cache()  # the process keeps no more parsed meshes than after an object
         return self.known[object_id]
 
     def stock(self, *object_ids: str) -> set[str]:

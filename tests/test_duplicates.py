@@ -380,6 +380,14 @@ def _record_of(release: Path, o: dict, joint_rows: list[dict]) -> ObjectRecord:
     return record_from_rows(o, joint_rows, files, folder)
 
 
+def _records(tables: Path, release: Path) -> list[ObjectRecord]:
+    """The records of the objects in `tables`' manifests, read from their folders in `release`."""
+    joints = defaultdict(list)
+    for j in _table(tables, "joints"):
+        joints[j["object_id"]].append(j)
+    return [_record_of(release, o, joints[o["object_id"]]) for o in _table(tables, "objects")]
+
+
 def test_keep_and_flag(twin_library):
     release = twin_library / "keep"
     objects = {o["object_id"]: o for o in _table(release, "objects")}
@@ -560,11 +568,7 @@ def test_the_stage_keeps_few_parsed_meshes_in_the_process(twin_library, monkeypa
     from normalize.meshes import store
 
     release = twin_library / "keep"
-    objects = _table(release, "objects")
-    joints = defaultdict(list)
-    for j in _table(release, "joints"):
-        joints[j["object_id"]].append(j)
-    records = [_record_of(release, o, joints[o["object_id"]]) for o in objects]
+    records = _records(release, release)
     monkeypatch.setattr(store, "KEPT_BYTES", 1)
     store.clear_cache()
     run = find_duplicates(records, DuplicateSettings())
@@ -577,14 +581,11 @@ def test_pair_evidence_is_cached_by_content(twin_library, tmp_path):
     release = tmp_path / "release"
     shutil.copytree(twin_library / "keep" / "objects", release / "objects")
     objects = _table(twin_library / "keep", "objects")
-    joints = defaultdict(list)
-    for j in _table(twin_library / "keep", "joints"):
-        joints[j["object_id"]].append(j)
     priority = tuple(sorted({o["source"] for o in objects}))
     chosen = DuplicateSettings(priority=priority)
 
     def records():
-        return [_record_of(release, o, joints[o["object_id"]]) for o in objects]
+        return _records(twin_library / "keep", release)
 
     store = ResultStore(tmp_path / "cache", "code")
     uncached = find_duplicates(records(), chosen)

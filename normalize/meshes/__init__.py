@@ -108,6 +108,7 @@ from normalize.meshes.store import (
     disk_cache,
     finish_object,
     shared_store,
+    trim_cache,
 )
 from normalize.meshes.store import _cache as _cache  # never rebound (bench counts it)
 from normalize.meshes.writing import (
@@ -146,6 +147,7 @@ __all__ = [
     "clear_cache",
     "finish_object",
     "shared_store",
+    "trim_cache",
     "completed_texcoords",
     "counted_triangles",
     "disk_cache",

@@ -89,11 +89,17 @@ _sha_by_stat: Recent = Recent(RECENT_MESHES)
 
 
 def finish_object() -> None:
-    """Called once an object's meshes are read for good (the object computed, its duplicate
-    signature taken): drop the meshes its source gave as data, and the least recently used
-    loaded meshes above KEPT_BYTES."""
+    """Called once an object is computed: drop the meshes its source gave as data, and the
+    loaded meshes above KEPT_BYTES (`trim_cache`)."""
     with _lock:
         _generated.clear()
+    trim_cache()
+
+
+def trim_cache() -> None:
+    """Drop the least recently used loaded meshes above KEPT_BYTES: what a process keeps from
+    one object to the next (the disk store keeps the rest)."""
+    with _lock:
         _evict(KEPT_BYTES)
 
 
