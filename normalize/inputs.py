@@ -83,3 +83,17 @@ def noting() -> Iterator[Recorded]:
         yield noted
     finally:
         _noting.reset(token)
+
+
+@contextlib.contextmanager
+def unrecorded() -> Iterator[None]:
+    """Record nothing inside the block: for the pipeline's own files (its packaged data, a
+    temporary file a check writes and reads back), which are not inputs of the object and
+    would otherwise make its inputs depend on where the code is and on which object a process
+    computed first."""
+    active_token, noting_token = _active.set(None), _noting.set(())
+    try:
+        yield
+    finally:
+        _noting.reset(noting_token)
+        _active.reset(active_token)

@@ -30,6 +30,7 @@ import numpy as np
 
 import metric
 from normalize.errors import AssetError
+from normalize.inputs import unrecorded
 from normalize.model import ArticulatedObject, Mimic
 from normalize.urdf import read_object
 from normalize.urdf_writer import urdf_text
@@ -219,7 +220,8 @@ def _swap_urdf(normalized: ArticulatedObject, t_norm, tol: float) -> CheckResult
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(urdf_text(flipped(normalized)))
-        reread = read_object(path)
+        with unrecorded():  # the check's own file, not an input of the object
+            reread = read_object(path)
     except AssetError as exc:
         return single(check_id, "error", False, f"the axis-flipped URDF cannot be read back: {exc}")
     finally:
