@@ -64,7 +64,7 @@ class ObjectRecord:
     bbox_min: tuple[float, float, float]
     bbox_max: tuple[float, float, float]
     mesh_files: tuple[tuple[str, str], ...]  # (path in the object folder, sha256) of its meshes
-    joints: tuple[dict, ...]  # joints-table rows
+    joints: tuple[dict, ...]  # joints-table rows, their JOINT_FIELDS
     urdf: Path  # the written object.urdf in the release (staging) folder
 
     @cached_property
@@ -112,6 +112,10 @@ class ObjectRecord:
         return float(np.hypot(*self.extents[:2]))
 
 
+#: What the stage reads of a joints-table row (`motion.joint_tree`, `motion.invariants`).
+JOINT_FIELDS = ("parent", "child", "twist", "lower", "upper")
+
+
 def record_from_rows(object_row: dict, joint_rows: list[dict], files: dict, folder: Path):
     """The ObjectRecord of an accepted object from its manifest rows and folder digests
     (relative path -> sha256); `folder` is where its files are now."""
@@ -139,7 +143,7 @@ def record_from_rows(object_row: dict, joint_rows: list[dict], files: dict, fold
         bbox_min=tuple(float(v) for v in object_row["bbox_min"]),
         bbox_max=tuple(float(v) for v in object_row["bbox_max"]),
         mesh_files=meshes,
-        joints=tuple(joint_rows),
+        joints=tuple({k: j[k] for k in JOINT_FIELDS} for j in joint_rows),
         urdf=Path(folder) / Path(object_row["urdf_path"]).name,
     )
 

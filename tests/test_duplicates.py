@@ -606,3 +606,19 @@ def test_pair_evidence_is_cached_by_content(twin_library, tmp_path):
     own = [e for e in after.evidence if edited in (e.a, e.b)]
     assert own and after.measured == len(own)
     assert find_duplicates(records(), chosen, store).measured == 0
+
+
+def test_a_record_keeps_only_the_joint_fields_the_stage_reads(twin_library):
+    """The stage's record of an object keeps of each joints row what `measure` reads, so pair
+    evidence stays cached when another column changes (a link's inertia, a joint's name) and
+    is measured again when the motion does."""
+    release = twin_library / "keep"
+    row = _table(release, "objects")[0]
+    joints = [j for j in _table(release, "joints") if j["object_id"] == row["object_id"]]
+    files = {"object.urdf": "0" * 64}
+    folder = release / "objects" / row["object_id"]
+    key = stage.record_key(record_from_rows(row, joints, files, folder))
+    renamed = [{**j, "joint_name": "other", "child_inertia": [0.0] * 9} for j in joints]
+    assert stage.record_key(record_from_rows(row, renamed, files, folder)) == key
+    moved = [{**j, "lower": j["lower"] - 0.1} for j in joints]
+    assert stage.record_key(record_from_rows(row, moved, files, folder)) != key
