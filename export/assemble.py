@@ -6,10 +6,16 @@ statistics plots and the previews gallery, release.json, CHANGELOG.md, the datas
 README.md, LICENSES.md, the release browser (index.html and browser/) and
 checksums.sha256. `runs` are the build's per-source results (source, discovered ids, outcomes:
 see `pipeline.chain` for an outcome's fields).
+
+The outcomes stay in their files: the assembly keeps one objects row and a duplicate-stage
+record per object, and reads an object's outcome back whenever it needs the rest (its snapshot
+files, its other manifest rows and browser page, its file digests for the content hash and
+checksums.sha256), so the build process does not grow with every object's rows.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -19,19 +25,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import yaml
 
-from duplicates import DuplicateSettings, find_duplicates, record_from_rows
+from duplicates import DuplicateSettings, ObjectRecord, find_duplicates, record_from_rows
 from duplicates.report import card_section as duplicates_section
 from duplicates.report import counts as duplicate_counts
 from export import card, manifests, release
-from export.digests import canonical_json, sha256_file, sha256_hex
-from export.outcome import ObjectOutcome
+from export.digests import canonical_json
+from export.manifest_writer import TableWriter
 from export.selection import SPLITS, assign_splits
 from normalize.collision_parts import parts_method
 from normalize.safe_yaml import load_yaml
 from normalize.sources import PROVENANCE_KEYS
-from previews.browser import browser_data, write_browser
+from previews.browser import BrowserWriter, browser_head, object_entry
 from previews.card import card_section
 from taxonomy import UNASSIGNED_SUPERCATEGORY
 
@@ -120,11 +127,19 @@ def _relative_folder(folder, base: Path | None) -> str:
     return os.path.relpath(folder, base).replace(os.sep, "/")
 
 
-def _snapshot(run, per_object: dict) -> str:
+def _snapshot(run, where: dict[str, int]) -> str:
     """sha256 over the source config (without its local path), its candidates, and the
-    content of every file they read (`per_object`: source id -> `_read_files`)."""
+    content of every file they read: the canonical JSON of {"config": ..., "objects": {source
+    id: `_read_files`}}, hashed as it is written out, one outcome read back at a time (`where`:
+    source id -> the position of its outcome)."""
     config = {k: v for k, v in run.source.as_dict().items() if k not in ("path", "package_roots")}
-    return sha256_hex(canonical_json({"config": config, "objects": per_object}))
+    listing = hashlib.sha256(b'{"config":' + canonical_json(config) + b',"objects":{')
+    for number, source_id in enumerate(sorted(where)):
+        read = _read_files(run, run.outcomes.at(where[source_id]))
+        comma = b"," if number else b""
+        listing.update(comma + canonical_json(source_id) + b":" + canonical_json(read))
+    listing.update(b"}}")
+    return listing.hexdigest()
 
 
 def _read_files(run, outcome) -> list[tuple[str, str]]:
@@ -132,64 +147,88 @@ def _read_files(run, outcome) -> list[tuple[str, str]]:
 
 
 @dataclass
-class _ReadBack:
-    """What the assembly keeps of the outcomes, read back one source at a time: the outcomes
-    without their inputs and stage seconds; per accepted object its source_files rows; per
-    source its snapshot digest and its objects (id, accepted)."""
+class _Decided:
+    """What the assembly keeps of one candidate between its passes over the outcomes, which it
+    reads back from the sources' outcome files when it needs more (`at`): where its outcome is,
+    and what it needs for the objects and rejects tables."""
 
-    outcomes: list[ObjectOutcome]
-    source_files: list[tuple[str, list[dict]]]
-    snapshots: list[str]
-    objects: list[list[tuple[str, bool]]]
+    object_id: str
+    source_number: int
+    position: int
+    source: str
+    source_id: str
+    source_path: str | None
+    accepted: bool
+    row: dict | None  # its objects row (accepted)
+    preview: dict | None  # the outcome's "preview" entry (accepted)
+    reject: dict | None  # its rejects row (rejected)
 
-
-def _read_back(runs: list) -> _ReadBack:
-    read = _ReadBack([], [], [], [])
-    for run in runs:
-        per_object, objects = {}, []
-        for o in run.outcomes:
-            per_object[o.source_id] = _read_files(run, o)
-            objects.append((o.object_id, o.accepted))
-            if o.accepted:
-                read.source_files.append((o.object_id, _source_files(run, o)))
-            read.outcomes.append(replace(o, inputs={}, seconds={}))
-        read.snapshots.append(_snapshot(run, per_object))
-        read.objects.append(objects)
-    return read
-
-
-def find_release_duplicates(
-    staging: Path, accepted: list[dict], settings: DuplicateSettings, cache=None, runner=None
-):
-    """The duplicate stage on the accepted outcomes, reading their written objects in staging;
-    `cache`: the build's pair-evidence cache (`duplicates.EvidenceCache`) or None; `runner`:
-    where many pairs are measured (`duplicates.stage.JobRunner`; None: the stage's own
-    processes)."""
-    records = [
-        record_from_rows(
-            o.rows["objects"][0],
-            o.rows["joints"],
-            o.files,
-            staging / "objects" / o.object_id,
+    def moved_out(self, canonical: str) -> _Decided:
+        """The object moved out as a duplicate: a rejection naming the canonical id."""
+        reject = manifests.reject_row(
+            object_id=self.object_id,
+            source=self.source,
+            source_id=self.source_id,
+            source_path=self.source_path,
+            stage="duplicates",
+            code="duplicate.of",
+            message=f"the same object as {canonical} (canonical member of its duplicate cluster)",
+            element=canonical,
         )
-        for o in accepted
-    ]
-    return find_duplicates(records, settings, cache, runner)
+        return replace(self, accepted=False, row=None, preview=None, reject=reject)
 
 
-def _moved_out(o: ObjectOutcome, canonical: str) -> ObjectOutcome:
-    """The outcome of an object moved out as a duplicate: a rejection naming the canonical id."""
-    reject = manifests.reject_row(
-        object_id=o.object_id,
-        source=o.source,
-        source_id=o.source_id,
-        source_path=o.source_path,
-        stage="duplicates",
-        code="duplicate.of",
-        message=f"the same object as {canonical} (canonical member of its duplicate cluster)",
-        element=canonical,
-    )
-    return o.rejected_as(reject)
+def _decide(runs: list, staging: Path) -> tuple[list[_Decided], list[ObjectRecord], list[str]]:
+    """Every candidate's `_Decided`, in the order of the sources and their outcome files; the
+    duplicate stage's record of each accepted object; each source's snapshot digest
+    (`_snapshot`)."""
+    decided, records, snapshots = [], [], []
+    for number, run in enumerate(runs):
+        where = {}
+        for position, o in run.outcomes.positions():
+            where[o.source_id] = position
+            decided.append(
+                _Decided(
+                    o.object_id,
+                    number,
+                    position,
+                    o.source,
+                    o.source_id,
+                    o.source_path,
+                    o.accepted,
+                    o.rows["objects"][0] if o.accepted else None,
+                    o.preview,
+                    o.reject,
+                )
+            )
+            if o.accepted:
+                folder = staging / "objects" / o.object_id
+                row, joints = o.rows["objects"][0], o.rows["joints"]
+                records.append(record_from_rows(row, joints, o.files, folder))
+        snapshots.append(_snapshot(run, where))
+    return decided, records, snapshots
+
+
+class _ObjectFileDigests:
+    """The digests the build computed of the files in the object folders: `get` of
+    "objects/<id>/<file>" reads that object's outcome back, once for all the files of its
+    folder when they are asked for one after another (as `release.sorted_files` lists them)."""
+
+    def __init__(self, runs: list, decided: list[_Decided]):
+        self.runs = runs
+        self.where = {d.object_id: d for d in decided if d.accepted}
+        self.object_id, self.files = None, {}
+
+    def get(self, name: str) -> str | None:
+        top, _, rest = name.partition("/")
+        object_id, _, file = rest.partition("/")
+        if top != "objects" or object_id not in self.where:
+            return None
+        if object_id != self.object_id:
+            d = self.where[object_id]
+            self.object_id = object_id
+            self.files = self.runs[d.source_number].outcomes.at(d.position).files
+        return self.files.get(file)
 
 
 def assemble_release(
@@ -207,139 +246,176 @@ def assemble_release(
     """Write manifests, plots, release.json, CHANGELOG.md, README.md, LICENSES.md, the
     sources file and checksums.sha256 into the staging folder (everything but the object
     folders, which the batches wrote); returns (release.json's content, the content hash).
+    `runs`: the build's `pipeline.build.SourceRun`s, their outcomes in files
+    (`export.outcome.OutcomeFile`), read back one object at a time: the build process keeps
+    one objects row per object and writes the other manifests as it reads.
     `sources_file`: the sources file of the build, copied as it is (without one, the sources'
     settings are written as YAML). `duplicates`: the duplicate stage's settings (default: keep
     and flag, sources in the order of `runs`); `seconds` receives the stage's wall time under
     "duplicates"; `cache`: the build's result store (`pipeline.cache.ResultStore`), which keeps
     the duplicate stage's pair evidence and the plots (None: measure every pair and draw every
-    plot); `pair_runner`: where the duplicate stage measures many pairs (see
-    `find_release_duplicates`)."""
+    plot); `pair_runner`: where the duplicate stage measures many pairs
+    (`duplicates.stage.JobRunner`; None: the stage's own processes)."""
     if duplicates is None:
         duplicates = DuplicateSettings(priority=tuple(run.source.name for run in runs))
-    read = _read_back(runs)
-    outcomes = read.outcomes
+    decided, records, snapshots = _decide(runs, staging)
     started = time.perf_counter()
-    accepted = [o for o in outcomes if o.accepted]
-    found = find_release_duplicates(staging, accepted, duplicates, cache, pair_runner)
+    found = find_duplicates(records, duplicates, cache, pair_runner)
     if seconds is not None:
         seconds["duplicates"] = time.perf_counter() - started
-    outcomes = [
-        _moved_out(o, found.moved_out[o.object_id])
-        if o.accepted and o.object_id in found.moved_out
-        else o
-        for o in outcomes
+    del records  # their joint rows are not needed any more
+    decided = [
+        d.moved_out(found.moved_out[d.object_id]) if d.object_id in found.moved_out else d
+        for d in decided
     ]
-    accepted = [o for o in outcomes if o.accepted]
-    tables: dict[str, list[dict]] = {name: [] for name in manifests.TABLES}
-    for o in accepted:
-        for name in ("objects", "joints", "links", "review"):
-            tables[name].extend(o.rows.get(name, []))
-    source_of = {
-        object_id: run.source
-        for run, objects in zip(runs, read.objects, strict=True)
-        for object_id, _ in objects
-    }
-    tables["rejects"] = [
-        _shippable_reject(o.reject, source_of[o.object_id], staging)
-        for o in outcomes
-        if not o.accepted
+    accepted = [d for d in decided if d.accepted]
+    rejects = [
+        _shippable_reject(d.reject, runs[d.source_number].source, staging)
+        for d in decided
+        if not d.accepted
     ]
-    tables["source_files"] = [
-        row
-        for object_id, rows in read.source_files
-        if object_id not in found.moved_out
-        for row in rows
-    ]
-    tables["duplicates"] = found.rows
 
     # Splits by cluster, eval200 among canonical members (export.selection.assign_splits).
-    objects = [
-        {
-            **r,
-            "cluster_id": found.cluster_of[r["object_id"]],
-            "is_canonical": found.is_canonical(r["object_id"]),
-        }
-        for r in tables["objects"]
-    ]
-    tables["objects"] = assign_splits(objects, last={UNASSIGNED_SUPERCATEGORY})
+    objects = assign_splits(
+        [
+            {
+                **d.row,
+                "cluster_id": found.cluster_of[d.object_id],
+                "is_canonical": found.is_canonical(d.object_id),
+            }
+            for d in accepted
+        ],
+        last={UNASSIGNED_SUPERCATEGORY},
+    )
 
     # Object folders that no accepted outcome claims (none expected) do not enter the release.
-    claimed = {o.object_id for o in accepted}
+    claimed = {d.object_id for d in accepted}
     for folder in (staging / "objects").iterdir():
         if folder.name not in claimed:
             shutil.rmtree(folder)
 
     (staging / "manifest").mkdir()
-    arrow = {name: manifests.to_table(name, rows) for name, rows in tables.items()}
+    arrow = {
+        "objects": manifests.to_table("objects", objects),
+        "rejects": manifests.to_table("rejects", rejects),
+        "duplicates": manifests.to_table("duplicates", found.rows),
+    }
     for name, table in arrow.items():
         manifests.write_table(table, staging / "manifest" / f"{name}.parquet")
+    browser = BrowserWriter(staging)
+    counts, joint_types = _write_object_rows(staging, runs, accepted, objects, browser)
     _write_splits(arrow["objects"], staging)
     release.pause_point("assemble")
-    known = {
-        f"objects/{o.object_id}/{name}": digest
-        for o in accepted
-        for name, digest in o.files.items()
-    }
-    for name in manifests.TABLES:
-        path = staging / "manifest" / f"{name}.parquet"
-        known[f"manifest/{name}.parquet"] = sha256_file(path)
-    content = release.content_hash(known)
+    digests = _ObjectFileDigests(runs, accepted)
+    content = release.folder_content_hash(staging, digests)
 
     stats_md = _statistics(arrow, staging, cache) + duplicates_section(found.rows)
-    previews_md = card_section(
-        staging, tables["objects"], {o.object_id: o.preview for o in accepted}
-    )
+    previews_md = card_section(staging, objects, {d.object_id: d.preview for d in accepted})
     previous_info = release.read_release(previous) if previous else None
     previous_objects = release.read_objects(previous) if previous else None
     info = release.write_release_json(
         staging,
-        _release_info(runs, read, tables, version, versions, content, previous_info, found),
+        _release_info(
+            runs,
+            snapshots,
+            decided,
+            objects,
+            rejects,
+            counts,
+            joint_types,
+            found,
+            version,
+            versions,
+            content,
+            previous_info,
+        ),
     )
     (staging / "CHANGELOG.md").write_text(
         release.changelog_markdown(
             version,
-            tables["objects"],
+            objects,
             previous_objects,
             previous_info["version"] if previous_info else None,
         ),
         encoding="utf-8",
     )
+    counts.update(objects=len(objects), rejects=len(rejects), duplicates=len(found.rows))
     (staging / "README.md").write_text(
         card.card_markdown(
             info,
-            tables["objects"],
-            tables["rejects"],
+            objects,
+            rejects,
             stats_md,
-            {name: len(rows) for name, rows in tables.items()},
+            {name: counts[name] for name in manifests.TABLES},
             previews_md,
         ),
         encoding="utf-8",
     )
     (staging / card.LICENSES_FILE).write_text(card.licenses_markdown(info), encoding="utf-8")
     _write_sources_file(staging, runs, sources_file)
-    write_browser(
-        staging,
-        browser_data(
-            info,
-            tables,
-            {o.object_id: o.preview for o in accepted},
-            {o.object_id: list(o.files) for o in accepted},
-        ),
-    )
-    release.write_checksums(staging, known)
+    browser.finish(browser_head(info, rejects))
+    release.write_checksums(staging, digests)
     return info, content
+
+
+#: The manifests written one object at a time (`_write_object_rows`).
+OBJECT_ROWS = ("joints", "links", "review", "source_files")
+
+
+def _write_object_rows(
+    staging: Path, runs: list, accepted: list, objects: list[dict], browser: BrowserWriter
+) -> tuple[dict[str, int], Counter]:
+    """The joints, links, review and source_files manifests and the browser's objects, one
+    accepted object at a time in object_id order, each read back from its outcome. Returns
+    each manifest's row count and the joints counted by type."""
+    writers = {
+        name: TableWriter(name, staging / "manifest" / f"{name}.parquet") for name in OBJECT_ROWS
+    }
+    row_of = {r["object_id"]: r for r in objects}
+    joint_types = Counter()
+    for d in sorted(accepted, key=lambda d: d.object_id):
+        run = runs[d.source_number]
+        o = run.outcomes.at(d.position)
+        rows = {name: o.rows.get(name, []) for name in ("joints", "links", "review")}
+        rows["source_files"] = _source_files(run, o)
+        for name, writer in writers.items():
+            writer.add(rows[name])
+        joint_types.update(j["type"] for j in rows["joints"])
+        review = rows["review"][-1] if rows["review"] else None
+        browser.add(
+            object_entry(
+                row_of[d.object_id],
+                d.preview,
+                rows["joints"],
+                rows["links"],
+                rows["source_files"],
+                review,
+                list(o.files),
+            )
+        )
+    for writer in writers.values():
+        writer.close()
+    return {name: writer.count for name, writer in writers.items()}, joint_types
+
+
+#: Objects per row group of a split file: their thumbnails are read for one group at a time.
+SPLIT_ROWS = 100
 
 
 def _write_splits(objects, staging: Path) -> None:
     """The objects of each split as their own Parquet file (the card's default config), with
-    their thumbnails, for every split that has objects."""
-    objects = manifests.with_thumbnails(objects, staging)
+    their thumbnails, for every split that has objects, in row groups of SPLIT_ROWS objects."""
     for split in SPLITS:
         rows = objects.filter(pc.equal(objects["split"], split))
         if rows.num_rows:
             path = staging / card.split_path(split)
             path.parent.mkdir(parents=True, exist_ok=True)
-            manifests.write_table(rows, path)
+            with pq.ParquetWriter(
+                str(path), manifests.SPLIT_SCHEMA, **manifests.PARQUET_SETTINGS
+            ) as writer:
+                for start in range(0, rows.num_rows, SPLIT_ROWS):
+                    group = manifests.with_thumbnails(rows.slice(start, SPLIT_ROWS), staging)
+                    writer.write_table(group, row_group_size=SPLIT_ROWS)
 
 
 def _statistics(arrow: dict, staging: Path, cache) -> str:
@@ -348,18 +424,30 @@ def _statistics(arrow: dict, staging: Path, cache) -> str:
     from taxonomy import write_release_statistics
 
     objects = arrow["objects"].select(["object_id", "category", "supercategory", "source"])
-    joints = arrow["joints"].select(["object_id", "type"])
+    joints = pq.read_table(staging / "manifest" / "joints.parquet", columns=["object_id", "type"])
     return write_release_statistics(
         objects.to_pandas(), joints.to_pandas(), staging / "plots", cache
     )
 
 
-def _release_info(runs, read, tables, version, versions, content, previous_info, found) -> dict:
-    objects = tables["objects"]
-    joints = tables["joints"]
+def _release_info(
+    runs,
+    snapshots,
+    decided,
+    objects,
+    rejects,
+    counts,
+    joint_types,
+    found,
+    version,
+    versions,
+    content,
+    previous_info,
+) -> dict:
+    accepted = Counter(d.source_number for d in decided if d.accepted)
+    candidates = Counter(d.source_number for d in decided)
     sources = []
-    for run, snapshot, of_run in zip(runs, read.snapshots, read.objects, strict=True):
-        accepted = sum(ok and object_id not in found.moved_out for object_id, ok in of_run)
+    for number, (run, snapshot) in enumerate(zip(runs, snapshots, strict=True)):
         sources.append(
             {
                 "name": run.source.name,
@@ -368,8 +456,8 @@ def _release_info(runs, read, tables, version, versions, content, previous_info,
                 **{key: getattr(run.source, key) for key in PROVENANCE_KEYS},
                 "snapshot_sha256": snapshot,
                 "discovered": len(run.discovered),
-                "accepted": accepted,
-                "rejected": len(of_run) - accepted,
+                "accepted": accepted[number],
+                "rejected": candidates[number] - accepted[number],
                 "skipped": run.skipped,
             }
         )
@@ -385,21 +473,19 @@ def _release_info(runs, read, tables, version, versions, content, previous_info,
         "counts": {
             "discovered": sum(s["discovered"] for s in sources),
             "accepted": len(objects),
-            "rejected": len(tables["rejects"]),
-            "joints": len(joints),
-            "moving_joints": sum(j["type"] != "fixed" for j in joints),
-            "links": len(tables["links"]),
+            "rejected": len(rejects),
+            "joints": counts["joints"],
+            "moving_joints": counts["joints"] - joint_types["fixed"],
+            "links": counts["links"],
             "eval200": sum(o["eval200"] for o in objects),
-            "needs_review": len(tables["review"]),
+            "needs_review": counts["review"],
             "by_supercategory": dict(sorted(Counter(o["supercategory"] for o in objects).items())),
-            "by_joint_type": dict(sorted(Counter(j["type"] for j in joints).items())),
+            "by_joint_type": dict(sorted(joint_types.items())),
             "by_status": dict(sorted(Counter(o["status"] for o in objects).items())),
             "by_split": dict(sorted(Counter(o["split"] for o in objects).items())),
-            "rejects_by_stage": dict(
-                sorted(Counter(r["stage"] for r in tables["rejects"]).items())
-            ),
-            "rejects_by_code": dict(Counter(r["code"] for r in tables["rejects"]).most_common()),
-            "duplicates": duplicate_counts(tables["duplicates"]),
+            "rejects_by_stage": dict(sorted(Counter(r["stage"] for r in rejects).items())),
+            "rejects_by_code": dict(Counter(r["code"] for r in rejects).most_common()),
+            "duplicates": duplicate_counts(found.rows),
         },
         "previous": (
             {"version": previous_info["version"], "content_hash": previous_info["content_hash"]}

@@ -333,7 +333,7 @@ def to_table(name: str, rows: list[dict]) -> pa.Table:
     return pa.Table.from_pydict(columns, schema=schema)
 
 
-_PARQUET_SETTINGS = {
+PARQUET_SETTINGS = {
     "compression": "zstd",
     "compression_level": 3,
     "use_dictionary": True,
@@ -358,6 +358,6 @@ def write_table(table: pa.Table, path: Path) -> None:
     written; compression and page settings are fixed). A table without rows is written without
     row groups: the `datasets` library fails on an empty row group, not on none."""
     if table.num_rows == 0:
-        with pq.ParquetWriter(str(path), table.schema, **_PARQUET_SETTINGS):
+        with pq.ParquetWriter(str(path), table.schema, **PARQUET_SETTINGS):
             return
-    pq.write_table(table, str(path), row_group_size=1 << 20, **_PARQUET_SETTINGS)
+    pq.write_table(table, str(path), row_group_size=1 << 20, **PARQUET_SETTINGS)

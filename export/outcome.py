@@ -88,6 +88,20 @@ class OutcomeFile:
         return self.count
 
     def __iter__(self) -> Iterator[ObjectOutcome]:
-        with open(self.path, encoding="utf-8") as f:
+        for _, outcome in self.positions():
+            yield outcome
+
+    def positions(self) -> Iterator[tuple[int, ObjectOutcome]]:
+        """Each outcome with its position in the file, which `at` reads it back from."""
+        with open(self.path, "rb") as f:
+            position = 0
             for line in f:
-                yield ObjectOutcome(**json.loads(line))
+                yield position, ObjectOutcome(**json.loads(line))
+                position += len(line)
+
+    def at(self, position: int) -> ObjectOutcome:
+        """The outcome at `position` (from `positions`): the assembly reads one object back
+        when it needs it instead of keeping them all."""
+        with open(self.path, "rb") as f:
+            f.seek(position)
+            return ObjectOutcome(**json.loads(f.readline()))

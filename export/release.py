@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -28,7 +29,7 @@ import pyarrow.parquet as pq
 
 import schemas
 from export.digests import sha256_file
-from export.manifests import checksum_lines, digest_listing
+from export.manifests import digest_listing
 from normalize.paths import is_inside
 from previews import PREVIEW_FOLDER
 
@@ -205,21 +206,41 @@ def publish(staging: Path, out: Path) -> None:
 
 
 # --------------------------------------------------------------------------- checksums
-def write_checksums(root: Path, known: Mapping[str, str] | None = None) -> dict[str, str]:
+def sorted_files(root: Path, under: str | None = None) -> Iterator[str]:
+    """'/'-separated paths of the regular files under `root` (or under its folder `under`),
+    relative to `root`, in the order of their sorted path strings, one folder at a time: a
+    folder's entries sorted by name, with "/" after a folder's name (so "a.txt" before "a/b",
+    as a sort of whole paths puts them)."""
+    start = Path(root) / under if under else Path(root)
+    yield from _sorted_files(start, f"{under}/" if under else "")
+
+
+def _sorted_files(folder: Path, prefix: str) -> Iterator[str]:
+    with os.scandir(folder) as entries:  # scandir: 20,000 object folders in seconds
+        keyed = sorted(((e.name + "/" if e.is_dir() else e.name), e) for e in entries)
+    for key, entry in keyed:
+        if key.endswith("/"):
+            yield from _sorted_files(Path(entry.path), prefix + key)
+        else:
+            yield prefix + key
+
+
+def write_checksums(root: Path, known: Mapping[str, str] | None = None) -> None:
     """Write `checksums.sha256` (sha256sum format, sorted) for every file under `root` but
-    itself. `known` gives digests already computed (relative path -> sha256); the other files
-    are hashed. Returns the full mapping."""
-    known = dict(known or {})
-    digests = {}
-    for folder, _, files in os.walk(root):  # scandir: 20,000 object folders in seconds
-        relative = os.path.relpath(folder, root)
-        prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
-        for file in files:  # (a staging folder holds regular files only)
-            name = prefix + file
+    itself, line by line. `known.get(path)` gives digests already computed (relative path ->
+    sha256); the other files are hashed."""
+    known = known or {}
+    with open(Path(root) / CHECKSUMS, "w", encoding="utf-8", newline="\n") as out:
+        for name in sorted_files(root):
             if name != CHECKSUMS:
-                digests[name] = known.get(name) or sha256_file(Path(folder, file))
-    (root / CHECKSUMS).write_text(checksum_lines(digests.items()), encoding="utf-8")
-    return digests
+                out.write(f"{known.get(name) or sha256_file(Path(root, name))}  {name}\n")
+
+
+def _is_content(name: str) -> bool:
+    """Whether a file counts in the content hash (`content_hash`)."""
+    return (
+        name.startswith("objects/") and name.split("/")[2:3] != [PREVIEW_FOLDER]
+    ) or name.startswith("manifest/")
 
 
 def content_hash(digests: Mapping[str, str]) -> str:
@@ -227,12 +248,20 @@ def content_hash(digests: Mapping[str, str]) -> str:
     the changelog, so it depends on content only, never on when the release was built).
     Previews are left out too: their pixels depend on the GL driver that rendered them, not
     only on the object (checksums.sha256 still lists them)."""
-    return digest_listing(
-        (name, d)
-        for name, d in digests.items()
-        if (name.startswith("objects/") and name.split("/")[2:3] != [PREVIEW_FOLDER])
-        or name.startswith("manifest/")
-    )
+    return digest_listing((name, d) for name, d in digests.items() if _is_content(name))
+
+
+def folder_content_hash(root: Path, known: Mapping[str, str] | None = None) -> str:
+    """`content_hash` of the files of the release folder `root`, read one at a time:
+    `known.get(path)` gives digests already computed, the other files are hashed."""
+    known = known or {}
+    listing = hashlib.sha256()
+    for folder in ("manifest", "objects"):  # in sorted order
+        if (Path(root) / folder).is_dir():
+            for name in filter(_is_content, sorted_files(root, folder)):
+                digest = known.get(name) or sha256_file(Path(root, name))
+                listing.update(f"{digest}  {name}\n".encode())
+    return listing.hexdigest()
 
 
 def verify_checksums(root: Path) -> list[str]:

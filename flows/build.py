@@ -45,7 +45,6 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 # isort: on
 from duplicates.stage import PairJob, measure_job
-from export.outcome import ObjectOutcome
 from flows.server import PrefectServer
 from normalize.errors import DISK_FULL_ERRNOS, WriteFailed
 from normalize.workers import SupervisorClosed
@@ -217,9 +216,10 @@ class Unwalked:
 
 # --------------------------------------------------------------------------- flows
 @flow(name="arena-source", validate_parameters=False)
-def source_flow(source_name: str, objects: int, work_key: str) -> Unwalked:
+def source_flow(source_name: str, number: int, objects: int, work_key: str) -> Unwalked:
     """The objects of one source, one batch task per batch (run named
-    `<source> batch k/n`), on the build's task runner."""
+    `<source> batch k/n`), on the build's task runner; their outcomes go to the `number`th
+    source's outcome file as each batch ends (`pipeline.build.outcome_file`), which it returns."""
     work = _work(work_key)
     [found] = [f for f in work.found if f.source.name == source_name]
     batches = source_batches(found, work.staged.config)
@@ -234,13 +234,14 @@ def source_flow(source_name: str, objects: int, work_key: str) -> Unwalked:
         if work.free_workers is not None:
             future.add_done_callback(lambda _: work.free_workers.release())
         futures.append(future)
-    outcomes: list[ObjectOutcome] = []
+    outcomes = outcome_file(work.staged.settings.staging, number)
     for future in as_completed(futures):
         batch = future.result().value
         if local is None:  # on Dask: counted as each batch ends
             for outcome in batch:
                 work.progress.object_finished(source_name, outcome)
-        outcomes.extend(batch)
+        outcomes.add(batch)
+        batch.clear()  # its future keeps the list: the build process keeps no outcome
     return Unwalked(outcomes)
 
 
@@ -279,10 +280,8 @@ def _run_sources(work: BuildWork, work_key: str) -> list:
         subflow = source_flow.with_options(flow_run_name=name, task_runner=work.task_runner)
         started = time.perf_counter()
         with tags(name):
-            outcomes = subflow(name, len(found.candidates), work_key).value
-        written = outcome_file(work.staged.settings.staging, number)
-        written.add(outcomes)
-        return source_run(found, written, time.perf_counter() - started)
+            outcomes = subflow(name, number, len(found.candidates), work_key).value
+        return source_run(found, outcomes, time.perf_counter() - started)
 
     threads = concurrent.futures.ThreadPoolExecutor(SOURCES_AT_ONCE, "arena-source")
     # A subflow runs inside this flow's process, whose heartbeat already shows it is alive. The

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from importlib import resources
 from pathlib import Path
 
@@ -73,100 +73,100 @@ def _sources(info: dict) -> dict:
     }
 
 
-def browser_data(
-    info: dict,
-    tables: dict[str, list[dict]],
-    previews: dict[str, dict | None],
-    files: dict[str, list[str]],
+def object_entry(
+    row: dict,
+    preview: dict | None,
+    joints: list[dict],
+    links: list[dict],
+    source_files: list[dict],
+    review: dict | None,
+    files: list[str],
 ) -> dict:
-    """The browser's data. `info`: release.json's content; `tables`: manifest rows by table
-    (objects, joints, links, rejects, review, source_files); `previews`: object_id -> the
-    outcome's "preview" entry; `files`: object_id -> the files of its folder. Each accepted
-    object's page data is under its "details" (write_browser puts it in the details files)."""
-    joints_of, links_of, sources_of = defaultdict(list), defaultdict(list), defaultdict(list)
-    for j in sorted(tables["joints"], key=lambda j: (j["object_id"], j["joint_index"])):
-        joints_of[j["object_id"]].append(
-            [
-                j["joint_name"],
-                j["type"],
-                j["parent"],
-                j["child"],
-                _limit(j["lower"]),
-                _limit(j["upper"]),
-                j["mimic_joint"],
-            ]
-        )
-    for link in tables["links"]:
-        links_of[link["object_id"]].append(link["link_name"])
-    for row in sorted(tables["source_files"], key=lambda r: (r["object_id"], r["path"])):
-        sources_of[row["object_id"]].append([row["path"], row["sha256"]])
-    review = {r["object_id"]: r for r in tables["review"]}
-    objects = []
-    for row in sorted(tables["objects"], key=lambda r: r["object_id"]):
-        oid = row["object_id"]
-        preview = previews.get(oid) or {"rendered": False, "detail": "not recorded"}
-        names = files.get(oid, [])
-        types = Counter(j[1] for j in joints_of[oid] if j[1] != "fixed")
-        details = {
-            "source_id": row["source_id"],
-            "source_path": row["source_path"],
-            "source_files": sources_of[oid],
-            "groups": preview.get("groups", []) if preview["rendered"] else None,
-            "preview_detail": preview["detail"],
-            "urdf": Path(row["urdf_path"]).name,
-            "mjcf": "object.xml" if "object.xml" in names else None,
-            "usd": "object.usda" if "object.usda" in names else None,
-            "meshes": sorted(
-                n for n in names if n.split("/")[0] != PREVIEW_FOLDER and n not in MODEL_FILES
-            ),
-            "links": sorted(links_of[oid]),
-            "joints": joints_of[oid],
-        }
-        entry = {
-            "id": oid,
-            "category": row["category"],
-            "supercategory": row["supercategory"],
-            "source": row["source"],
-            "status": row["status"],
-            "warnings": list(row["warnings"]),
-            "loads_in": list(row["loads_in"]),
-            "types": dict(sorted(types.items())),
-            "bytes": row["total_bytes"],
-            "split": row["split"],
-            "eval200": row["eval200"],
-            "preview": preview["rendered"],
-            "details": details,
-        }
-        if oid in review:
-            item = review[oid]
-            entry["review"] = item["reason"]
-            details["review"] = {
-                "method": item["method"],
-                "confidence": item["confidence"],
-                "candidates": [[c["category"], c["score"]] for c in item["candidates"]],
-                "evidence": list(item["evidence"]),
-            }
-        objects.append(entry)
-    rejects = [
-        {
-            "id": r["object_id"],
-            "source": r["source"],
-            "source_id": r["source_id"],
-            "source_path": r["source_path"],
-            "stage": r["stage"],
-            "code": r["code"],
-            "message": r["message"],
-            "path": r["path"],
-            "element": r["element"],
-        }
-        for r in sorted(tables["rejects"], key=lambda r: r["object_id"])
+    """The browser's entry of one accepted object, its page data under "details"
+    (`BrowserWriter` puts it in a details file). `row`: its objects row (with split and
+    eval200); `preview`: the outcome's "preview" entry; `joints`, `links`, `source_files`,
+    `review`: its rows of those manifests (review None when it has none); `files`: the files of
+    its folder."""
+    preview = preview or {"rendered": False, "detail": "not recorded"}
+    joint_entries = [
+        [
+            j["joint_name"],
+            j["type"],
+            j["parent"],
+            j["child"],
+            _limit(j["lower"]),
+            _limit(j["upper"]),
+            j["mimic_joint"],
+        ]
+        for j in sorted(joints, key=lambda j: j["joint_index"])
     ]
+    types = Counter(j[1] for j in joint_entries if j[1] != "fixed")
+    details = {
+        "source_id": row["source_id"],
+        "source_path": row["source_path"],
+        "source_files": [[r["path"], r["sha256"]] for r in sorted(source_files, key=_path)],
+        "groups": preview.get("groups", []) if preview["rendered"] else None,
+        "preview_detail": preview["detail"],
+        "urdf": Path(row["urdf_path"]).name,
+        "mjcf": "object.xml" if "object.xml" in files else None,
+        "usd": "object.usda" if "object.usda" in files else None,
+        "meshes": sorted(
+            n for n in files if n.split("/")[0] != PREVIEW_FOLDER and n not in MODEL_FILES
+        ),
+        "links": sorted(link["link_name"] for link in links),
+        "joints": joint_entries,
+    }
+    entry = {
+        "id": row["object_id"],
+        "category": row["category"],
+        "supercategory": row["supercategory"],
+        "source": row["source"],
+        "status": row["status"],
+        "warnings": list(row["warnings"]),
+        "loads_in": list(row["loads_in"]),
+        "types": dict(sorted(types.items())),
+        "bytes": row["total_bytes"],
+        "split": row["split"],
+        "eval200": row["eval200"],
+        "preview": preview["rendered"],
+        "details": details,
+    }
+    if review is not None:
+        entry["review"] = review["reason"]
+        details["review"] = {
+            "method": review["method"],
+            "confidence": review["confidence"],
+            "candidates": [[c["category"], c["score"]] for c in review["candidates"]],
+            "evidence": list(review["evidence"]),
+        }
+    return entry
+
+
+def _path(row: dict) -> str:
+    return row["path"]
+
+
+def browser_head(info: dict, rejects: list[dict]) -> dict:
+    """What data.js holds beside the objects: the release's version, moving joints and
+    sources (`info`: release.json's content) and the rejects (their manifest rows)."""
     return {
         "version": info["version"],
         "moving_joints": info["counts"]["moving_joints"],
         "sources": _sources(info),
-        "objects": objects,
-        "rejects": rejects,
+        "rejects": [
+            {
+                "id": r["object_id"],
+                "source": r["source"],
+                "source_id": r["source_id"],
+                "source_path": r["source_path"],
+                "stage": r["stage"],
+                "code": r["code"],
+                "message": r["message"],
+                "path": r["path"],
+                "element": r["element"],
+            }
+            for r in sorted(rejects, key=lambda r: r["object_id"])
+        ],
     }
 
 
@@ -175,20 +175,47 @@ def _script(prefix: str, value, suffix: str) -> str:
     return prefix + text + suffix + "\n"
 
 
+class BrowserWriter:
+    """Writes the browser into the release folder `root` as the objects arrive (`add`, in
+    object_id order): each CHUNK objects' details file at once, so that only the list stays in
+    memory; `finish` writes data.js and index.html."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        (self.root / DETAILS).mkdir(parents=True, exist_ok=True)
+        self.listed: list[dict] = []
+        self.details: dict[str, dict] = {}
+
+    def add(self, entry: dict) -> None:
+        """One object's entry (`object_entry`)."""
+        self.details[entry["id"]] = entry["details"]
+        self.listed.append({key: v for key, v in entry.items() if key != "details"})
+        if len(self.details) == CHUNK:
+            self._write_details()
+
+    def _write_details(self) -> None:
+        k = (len(self.listed) - 1) // CHUNK
+        text = _script(DETAILS_PREFIX, {"chunk": k, "objects": self.details}, ");")
+        (self.root / DETAILS / f"{k}.js").write_text(text, encoding="utf-8")
+        self.details = {}
+
+    def finish(self, head: dict) -> None:
+        """data.js (`head`: `browser_head`, and the objects' list) and index.html."""
+        if self.details:
+            self._write_details()
+        text = _script(DATA_PREFIX, {**head, "objects": self.listed, "chunk": CHUNK}, ";")
+        (self.root / DATA).write_text(text, encoding="utf-8")
+        page = resources.files("previews").joinpath("static", INDEX).read_text(encoding="utf-8")
+        (self.root / INDEX).write_text(page, encoding="utf-8")
+
+
 def write_browser(root: Path, data: dict) -> None:
-    """Write index.html, browser/data.js and browser/details/ into the release folder `root`."""
-    root = Path(root)
-    (root / DETAILS).mkdir(parents=True, exist_ok=True)
-    objects = data["objects"]
-    for k, start in enumerate(range(0, len(objects), CHUNK)):
-        part = {o["id"]: o["details"] for o in objects[start : start + CHUNK]}
-        text = _script(DETAILS_PREFIX, {"chunk": k, "objects": part}, ");")
-        (root / DETAILS / f"{k}.js").write_text(text, encoding="utf-8")
-    listed = [{key: v for key, v in o.items() if key != "details"} for o in objects]
-    text = _script(DATA_PREFIX, {**data, "objects": listed, "chunk": CHUNK}, ";")
-    (root / DATA).write_text(text, encoding="utf-8")
-    page = resources.files("previews").joinpath("static", INDEX).read_text(encoding="utf-8")
-    (root / INDEX).write_text(page, encoding="utf-8")
+    """Write index.html, browser/data.js and browser/details/ into the release folder `root`
+    from the whole of `data` (what `read_data` returns)."""
+    writer = BrowserWriter(root)
+    for entry in data["objects"]:
+        writer.add(entry)
+    writer.finish({key: v for key, v in data.items() if key != "objects"})
 
 
 def _read_script(path: Path, prefix: str, suffix: str):

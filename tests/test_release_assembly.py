@@ -10,17 +10,22 @@ import pytest
 import yaml
 
 from export import card, release
-from export.manifests import TABLES
+from export.digests import sha256_file
+from export.manifests import TABLES, checksum_lines
 from export.release import (
+    CHECKSUMS,
     BuildLocked,
     ReleaseError,
     build_lock,
     changelog_markdown,
     check_out,
+    checksum_listing,
     compare,
     content_hash,
+    folder_content_hash,
     publish,
     recover,
+    sorted_files,
     verify_checksums,
     write_checksums,
 )
@@ -105,15 +110,38 @@ def test_checksums_and_content_hash(tmp_path):
     (root / "manifest" / "objects.parquet").write_bytes(b"pq")
     (root / "objects" / "a" / "object.urdf").write_text("<robot/>")
     (root / "release.json").write_text('{"created_at": "now"}')
-    digests = write_checksums(root)
+    write_checksums(root)
+    digests = checksum_listing(root)
     assert set(digests) == {"manifest/objects.parquet", "objects/a/object.urdf", "release.json"}
     assert verify_checksums(root) == []
     h = content_hash(digests)
+    assert folder_content_hash(root) == h
     (root / "release.json").write_text('{"created_at": "later"}')
-    assert content_hash(write_checksums(root)) == h, "release.json is not content"
+    write_checksums(root)
+    assert folder_content_hash(root) == content_hash(checksum_listing(root)) == h, (
+        "release.json is not content"
+    )
     (root / "objects" / "a" / "object.urdf").write_text("<robot name='b'/>")
     assert verify_checksums(root) == ["objects/a/object.urdf"]
-    assert content_hash(write_checksums(root)) != h
+    assert folder_content_hash(root) != h
+
+
+def test_checksums_list_files_in_the_order_of_their_whole_paths(tmp_path):
+    """The release folder is listed one folder at a time, yet in the order a sort of the whole
+    paths gives ("a.txt" and "a-b/..." before "a/...": "." and "-" sort before "/")."""
+    names = ["a.txt", "a/b", "a/c/d", "a-b/c", "a b", "ab/x", "objects/a-b/u", "objects/a/u"]
+    names += ["objects/a/z/p.png", "objects/a.b/u", "manifest/x.parquet", "Z"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    assert list(sorted_files(tmp_path)) == sorted(names)
+    assert list(sorted_files(tmp_path, "objects")) == sorted(n for n in names if "objects/" in n)
+    wrong = {"objects/a/u": "0" * 64}  # a known digest is taken as it is
+    write_checksums(tmp_path, wrong)
+    listing = checksum_listing(tmp_path)
+    expected = {n: sha256_file(tmp_path / n) for n in names} | wrong
+    assert (tmp_path / CHECKSUMS).read_text() == checksum_lines(expected.items())
+    assert folder_content_hash(tmp_path, wrong) == content_hash(expected) == content_hash(listing)
 
 
 def obj(i, cat="door", sc="Architectural Fixtures", urdf="u", assets="a"):
@@ -212,3 +240,36 @@ def test_card_license_is_spdx_only_when_every_source_gives_one():
         {"version": "1", "sources": [dict(mit, license="MIT", url="https://x/y", revision="abc")]}
     )
     assert "## a" in text and "- SPDX: MIT" in text and "- revision: abc" in text
+
+
+def test_a_source_snapshot_is_hashed_as_its_outcomes_are_read_back(tmp_path):
+    """A source's snapshot digest, hashed one outcome at a time, is the sha256 of the canonical
+    JSON of its config and every candidate's files (ids out of order, one not ASCII)."""
+    from types import SimpleNamespace
+
+    from export.assemble import _snapshot
+    from export.digests import canonical_json, sha256_hex
+    from export.outcome import ObjectOutcome, OutcomeFile
+    from normalize.sources import SourceConfig
+
+    source = SourceConfig(name="lib", format="urdf", path=tmp_path / "lib", license="MIT")
+    outcomes = OutcomeFile(tmp_path / "outcomes.jsonl")
+    inputs = {
+        "b": {str(tmp_path / "lib" / "b.urdf"): "1" * 64, str(tmp_path / "x.obj"): "missing"},
+        "a": {str(tmp_path / "lib" / "a" / "a.urdf"): "2" * 64},
+        "é": {},
+    }
+    for source_id, read in inputs.items():
+        outcomes.add(
+            [ObjectOutcome(f"lib__{source_id}", "lib", source_id, None, False, inputs=read)]
+        )
+    where = {o.source_id: position for position, o in outcomes.positions()}
+    run = SimpleNamespace(source=source, outcomes=outcomes)
+    config = {k: v for k, v in source.as_dict().items() if k not in ("path", "package_roots")}
+    listed = {
+        "a": [["a/a.urdf", "2" * 64]],
+        "b": [["../x.obj", "missing"], ["b.urdf", "1" * 64]],
+        "é": [],
+    }
+    expected = sha256_hex(canonical_json({"config": config, "objects": listed}))
+    assert _snapshot(run, where) == expected

@@ -63,6 +63,25 @@ def test_the_default_config_shows_a_thumbnail_of_every_object(sample_release, of
     assert "| `thumbnail` | `Image` | The object at rest" in card
 
 
+def test_split_files_read_their_thumbnails_a_row_group_at_a_time(
+    sample_release, tmp_path, monkeypatch
+):
+    """A split file is written SPLIT_ROWS objects (and thumbnails) at a time: the same rows in
+    more row groups when there are more objects."""
+    from export import assemble
+
+    (tmp_path / "objects").symlink_to(sample_release / "objects")
+    monkeypatch.setattr(assemble, "SPLIT_ROWS", 3)
+    assemble._write_splits(pq.read_table(sample_release / "manifest" / "objects.parquet"), tmp_path)
+    for split in ("train", "validation", "test"):
+        written = pq.ParquetFile(tmp_path / card.split_path(split))
+        shipped = pq.read_table(sample_release / card.split_path(split))
+        assert written.read().equals(shipped)
+        sizes = [written.metadata.row_group(k).num_rows for k in range(written.num_row_groups)]
+        full, rest = divmod(shipped.num_rows, 3)
+        assert sizes == [3] * full + ([rest] if rest else [])
+
+
 def test_every_config_of_the_card_loads(sample_release, offline):
     configs = front_matter(sample_release)["configs"]
     rows = {

@@ -11,6 +11,7 @@ import trimesh
 from verify_assets import urdf_source, write
 
 import schemas
+from export.manifest_writer import TableWriter
 from export.manifests import (
     SCHEMAS,
     bounding_box,
@@ -215,6 +216,38 @@ def test_tables_are_sorted_and_parquet_is_byte_identical(cabinet, tmp_path):
     assert back.column("upper").to_pylist()[2] == math.inf
     metadata = pq.read_metadata(tmp_path / "a.parquet")
     assert b"pandas" not in (metadata.metadata or {}), "no pandas metadata"
+
+
+def test_a_table_written_object_by_object_holds_the_sorted_rows(cabinet, tmp_path, monkeypatch):
+    """TableWriter: rows handed over one object at a time (object ids in order, each object's
+    rows in any order) make the table `to_table` sorts, in row groups of about ROWS_PER_GROUP
+    rows (Arrow batches of about BATCH_ROWS); with fewer rows, the very bytes of
+    `write_table`."""
+    obj, _ = cabinet
+    objects = [joint_rows(obj, f"lib__{i:02d}") for i in range(12)]
+    whole = to_table("joints", [r for rows in objects for r in rows])
+    write_table(whole, tmp_path / "whole.parquet")
+    monkeypatch.setattr(TableWriter, "BATCH_ROWS", 3)
+    for size, name in ((10, "grouped"), (TableWriter.ROWS_PER_GROUP, "one")):
+        monkeypatch.setattr(TableWriter, "ROWS_PER_GROUP", size)
+        writer = TableWriter("joints", tmp_path / f"{name}.parquet")
+        for rows in objects:
+            writer.add(list(reversed(rows)))
+        writer.close()
+        assert writer.count == whole.num_rows
+        assert pq.read_table(tmp_path / f"{name}.parquet").equals(whole)
+    grouped = pq.read_metadata(tmp_path / "grouped.parquet")
+    sizes = [grouped.row_group(k).num_rows for k in range(grouped.num_row_groups)]
+    assert len(sizes) > 1 and max(sizes) < 10 + 3 + len(objects[0]), sizes
+    assert (tmp_path / "one.parquet").read_bytes() == (tmp_path / "whole.parquet").read_bytes()
+    empty = TableWriter("joints", tmp_path / "empty.parquet")
+    empty.close()
+    assert (tmp_path / "empty.parquet").read_bytes() == _empty_bytes("joints", tmp_path)
+
+
+def _empty_bytes(name, tmp_path):
+    write_table(to_table(name, []), tmp_path / "written_empty.parquet")
+    return (tmp_path / "written_empty.parquet").read_bytes()
 
 
 def test_reject_row_and_empty_tables(tmp_path):
