@@ -307,7 +307,7 @@ def assemble_release(
     _write_splits(arrow["objects"], staging)
     release.pause_point("assemble")
     digests = _ObjectFileDigests(runs, accepted)
-    content = release.folder_content_hash(staging, digests)
+    content = release.content_hash(staging, digests)
 
     stats_md = _statistics(arrow, staging, cache) + duplicates_section(found.rows)
     previews_md = card_section(staging, objects, {d.object_id: d.preview for d in accepted})

@@ -29,7 +29,6 @@ import pyarrow.parquet as pq
 
 import schemas
 from export.digests import sha256_file
-from export.manifests import digest_listing
 from normalize.paths import is_inside
 from previews import PREVIEW_FOLDER
 
@@ -243,17 +242,13 @@ def _is_content(name: str) -> bool:
     ) or name.startswith("manifest/")
 
 
-def content_hash(digests: Mapping[str, str]) -> str:
-    """sha256 over the manifests and the object files (not release.json, the card, plots or
-    the changelog, so it depends on content only, never on when the release was built).
-    Previews are left out too: their pixels depend on the GL driver that rendered them, not
-    only on the object (checksums.sha256 still lists them)."""
-    return digest_listing((name, d) for name, d in digests.items() if _is_content(name))
-
-
-def folder_content_hash(root: Path, known: Mapping[str, str] | None = None) -> str:
-    """`content_hash` of the files of the release folder `root`, read one at a time:
-    `known.get(path)` gives digests already computed, the other files are hashed."""
+def content_hash(root: Path, known: Mapping[str, str] | None = None) -> str:
+    """sha256 over the `<sha256>  <path>` lines (sorted) of the manifests and the object files
+    of the release folder `root` (not release.json, the card, plots or the changelog, so it
+    depends on content only, never on when the release was built). Previews are left out too:
+    their pixels depend on the GL driver that rendered them, not only on the object
+    (checksums.sha256 still lists them). `known.get(path)` gives digests already computed; the
+    other files are hashed, one at a time."""
     known = known or {}
     listing = hashlib.sha256()
     for folder in ("manifest", "objects"):  # in sorted order

@@ -182,11 +182,16 @@ def test_the_sample_release_ships_previews_for_every_object(sample_release, gl_b
     assert "## Previews" in card and "40 of 40 objects have previews" in card
 
 
-def test_the_content_hash_leaves_previews_out():
-    assets = {"objects/a/object.urdf": "1" * 64, "objects/a/meshes/preview.obj": "2" * 64}
-    with_previews = {**assets, "objects/a/preview/rest.png": "3" * 64}
-    assert content_hash(with_previews) == content_hash(assets)
-    assert content_hash(assets) != content_hash({"objects/a/object.urdf": "1" * 64})
+def test_the_content_hash_leaves_previews_out(tmp_path):
+    for name in ("objects/a/object.urdf", "objects/a/meshes/preview.obj"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    assets = content_hash(tmp_path)
+    (tmp_path / "objects/a/preview").mkdir()
+    (tmp_path / "objects/a/preview/rest.png").write_bytes(b"pixels")
+    assert content_hash(tmp_path) == assets
+    (tmp_path / "objects/a/meshes/preview.obj").unlink()
+    assert content_hash(tmp_path) != assets, "a mesh named preview is content"
 
 
 def test_a_warm_rebuild_renders_nothing(builds, tmp_path, gl_backend):

@@ -11,7 +11,7 @@ import yaml
 
 from export import card, release
 from export.digests import sha256_file
-from export.manifests import TABLES, checksum_lines
+from export.manifests import TABLES, checksum_lines, digest_listing
 from export.release import (
     CHECKSUMS,
     BuildLocked,
@@ -22,7 +22,6 @@ from export.release import (
     checksum_listing,
     compare,
     content_hash,
-    folder_content_hash,
     publish,
     recover,
     sorted_files,
@@ -114,23 +113,21 @@ def test_checksums_and_content_hash(tmp_path):
     digests = checksum_listing(root)
     assert set(digests) == {"manifest/objects.parquet", "objects/a/object.urdf", "release.json"}
     assert verify_checksums(root) == []
-    h = content_hash(digests)
-    assert folder_content_hash(root) == h
+    h = content_hash(root)
     (root / "release.json").write_text('{"created_at": "later"}')
     write_checksums(root)
-    assert folder_content_hash(root) == content_hash(checksum_listing(root)) == h, (
-        "release.json is not content"
-    )
+    assert content_hash(root) == h, "release.json is not content"
     (root / "objects" / "a" / "object.urdf").write_text("<robot name='b'/>")
     assert verify_checksums(root) == ["objects/a/object.urdf"]
-    assert folder_content_hash(root) != h
+    assert content_hash(root) != h
 
 
 def test_checksums_list_files_in_the_order_of_their_whole_paths(tmp_path):
     """The release folder is listed one folder at a time, yet in the order a sort of the whole
     paths gives ("a.txt" and "a-b/..." before "a/...": "." and "-" sort before "/")."""
     names = ["a.txt", "a/b", "a/c/d", "a-b/c", "a b", "ab/x", "objects/a-b/u", "objects/a/u"]
-    names += ["objects/a/z/p.png", "objects/a.b/u", "manifest/x.parquet", "Z"]
+    names += ["objects/a/z/p.png", "objects/a/preview/rest.png", "objects/a.b/u"]
+    names += ["manifest/x.parquet", "Z"]
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(name)
@@ -138,10 +135,11 @@ def test_checksums_list_files_in_the_order_of_their_whole_paths(tmp_path):
     assert list(sorted_files(tmp_path, "objects")) == sorted(n for n in names if "objects/" in n)
     wrong = {"objects/a/u": "0" * 64}  # a known digest is taken as it is
     write_checksums(tmp_path, wrong)
-    listing = checksum_listing(tmp_path)
     expected = {n: sha256_file(tmp_path / n) for n in names} | wrong
     assert (tmp_path / CHECKSUMS).read_text() == checksum_lines(expected.items())
-    assert folder_content_hash(tmp_path, wrong) == content_hash(expected) == content_hash(listing)
+    content = [(n, d) for n, d in expected.items() if n.startswith(("manifest/", "objects/"))]
+    content = [(n, d) for n, d in content if "/preview/" not in n]
+    assert content_hash(tmp_path, wrong) == digest_listing(content)
 
 
 def obj(i, cat="door", sc="Architectural Fixtures", urdf="u", assets="a"):
