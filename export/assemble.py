@@ -28,7 +28,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
-from duplicates import DuplicateSettings, ObjectRecord, find_duplicates, record_from_rows
+from duplicates import (
+    DuplicateResult,
+    DuplicateSettings,
+    ObjectRecord,
+    find_duplicates,
+    record_from_rows,
+)
 from duplicates.report import card_section as duplicates_section
 from duplicates.report import counts as duplicate_counts
 from export import card, manifests, release
@@ -313,22 +319,9 @@ def assemble_release(
     previews_md = card_section(staging, objects, {d.object_id: d.preview for d in accepted})
     previous_info = release.read_release(previous) if previous else None
     previous_objects = release.read_objects(previous) if previous else None
+    gathered = _Gathered(snapshots, decided, objects, rejects, counts, joint_types, found)
     info = release.write_release_json(
-        staging,
-        _release_info(
-            runs,
-            snapshots,
-            decided,
-            objects,
-            rejects,
-            counts,
-            joint_types,
-            found,
-            version,
-            versions,
-            content,
-            previous_info,
-        ),
+        staging, _release_info(runs, gathered, version, versions, content, previous_info)
     )
     (staging / "CHANGELOG.md").write_text(
         release.changelog_markdown(
@@ -430,24 +423,27 @@ def _statistics(arrow: dict, staging: Path, cache) -> str:
     )
 
 
-def _release_info(
-    runs,
-    snapshots,
-    decided,
-    objects,
-    rejects,
-    counts,
-    joint_types,
-    found,
-    version,
-    versions,
-    content,
-    previous_info,
-) -> dict:
-    accepted = Counter(d.source_number for d in decided if d.accepted)
-    candidates = Counter(d.source_number for d in decided)
+@dataclass
+class _Gathered:
+    """What release.json counts, as the assembly gathered it: each source's snapshot, every
+    candidate's `_Decided`, the objects and rejects rows, the row counts of the manifests
+    written object by object and their joints by type, the duplicate stage's result."""
+
+    snapshots: list[str]
+    decided: list[_Decided]
+    objects: list[dict]
+    rejects: list[dict]
+    counts: dict[str, int]
+    joint_types: Counter
+    found: DuplicateResult
+
+
+def _release_info(runs, gathered: _Gathered, version, versions, content, previous_info) -> dict:
+    objects, rejects, counts = gathered.objects, gathered.rejects, gathered.counts
+    accepted = Counter(d.source_number for d in gathered.decided if d.accepted)
+    candidates = Counter(d.source_number for d in gathered.decided)
     sources = []
-    for number, (run, snapshot) in enumerate(zip(runs, snapshots, strict=True)):
+    for number, (run, snapshot) in enumerate(zip(runs, gathered.snapshots, strict=True)):
         sources.append(
             {
                 "name": run.source.name,
@@ -475,17 +471,17 @@ def _release_info(
             "accepted": len(objects),
             "rejected": len(rejects),
             "joints": counts["joints"],
-            "moving_joints": counts["joints"] - joint_types["fixed"],
+            "moving_joints": counts["joints"] - gathered.joint_types["fixed"],
             "links": counts["links"],
             "eval200": sum(o["eval200"] for o in objects),
             "needs_review": counts["review"],
             "by_supercategory": dict(sorted(Counter(o["supercategory"] for o in objects).items())),
-            "by_joint_type": dict(sorted(joint_types.items())),
+            "by_joint_type": dict(sorted(gathered.joint_types.items())),
             "by_status": dict(sorted(Counter(o["status"] for o in objects).items())),
             "by_split": dict(sorted(Counter(o["split"] for o in objects).items())),
             "rejects_by_stage": dict(sorted(Counter(r["stage"] for r in rejects).items())),
             "rejects_by_code": dict(Counter(r["code"] for r in rejects).most_common()),
-            "duplicates": duplicate_counts(found.rows),
+            "duplicates": duplicate_counts(gathered.found.rows),
         },
         "previous": (
             {"version": previous_info["version"], "content_hash": previous_info["content_hash"]}

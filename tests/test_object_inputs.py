@@ -18,14 +18,8 @@ def test_inputs_are_the_sources_files_and_do_not_depend_on_the_process(tmp_path)
     candidates = [(s, c) for s in sources for c in discover(s)][:2]
     staging = tmp_path / "staging"
     (staging / "objects").mkdir(parents=True)
-    settings = chain.BatchSettings(
-        staging=staging,
-        cache_dir=None,
-        overrides=(),
-        versions=chain.current_versions(),
-        object_seconds=None,
-        object_memory=None,
-    )
+    versions = chain.current_versions()
+    settings = chain.BatchSettings(staging, cache_dir=None, overrides=(), versions=versions)
     data._load_default.cache_clear()  # as in a new worker: the taxonomy is not loaded yet
     first = list(chain.batch_outcomes([c for _, c in candidates], settings))
     again = list(chain.batch_outcomes([c for _, c in reversed(candidates)], settings))[::-1]
