@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 #: The fields that are the decision itself, stored in the result cache; the others say how this
@@ -61,10 +61,6 @@ class ObjectOutcome:
     def from_decision(cls, stored: dict, **how) -> ObjectOutcome:
         """The outcome of a stored `decision()`, with `how` (cached, inputs, seconds)."""
         return cls(**{name: stored.get(name) for name in DECISION_FIELDS}, **how)
-
-    def rejected_as(self, reject: dict) -> ObjectOutcome:
-        """This outcome turned into a rejection with `reject` (e.g. moved out as a duplicate)."""
-        return replace(self, accepted=False, rows={}, reject=reject, files={}, preview=None)
 
 
 class OutcomeFile:
