@@ -59,12 +59,17 @@ PIPELINE_VERSION = "1"
 # Rejections caused by reading trouble may be transient: never cache them.
 TRANSIENT_CODES = ("file.unreadable", "source.unreadable", "io.error")
 
-# The code whose every change must invalidate cached results (relative to the repository).
+# The code whose every change must invalidate cached results (relative to the repository):
+# what computing an object runs. The browser and the card (previews/browser.py, card.py) are
+# written at the assembly, from the outcomes, and the validate report (report.py) is not a
+# build's, so editing them recomputes nothing.
 _FINGERPRINTED = (
     "normalize",
     "verify",
     "taxonomy",
-    "previews",
+    "previews/__init__.py",
+    "previews/gl.py",
+    "previews/render.py",
     "metric",
     "pipeline/chain.py",
     "export/manifests.py",
