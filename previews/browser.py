@@ -170,9 +170,15 @@ def browser_head(info: dict, rejects: list[dict]) -> dict:
     }
 
 
+def _json(value) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=False)
+
+
 def _script(prefix: str, value, suffix: str) -> str:
-    text = json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=False)
-    return prefix + text + suffix + "\n"
+    return prefix + _json(value) + suffix + "\n"
+
+
+_LISTED = "<the listed objects>"
 
 
 class BrowserWriter:
@@ -183,13 +189,13 @@ class BrowserWriter:
     def __init__(self, root: Path):
         self.root = Path(root)
         (self.root / DETAILS).mkdir(parents=True, exist_ok=True)
-        self.listed: list[dict] = []
+        self.listed: list[str] = []  # each listed object as its JSON text, smaller than its dict
         self.details: dict[str, dict] = {}
 
     def add(self, entry: dict) -> None:
         """One object's entry (`object_entry`)."""
         self.details[entry["id"]] = entry["details"]
-        self.listed.append({key: v for key, v in entry.items() if key != "details"})
+        self.listed.append(_json({key: v for key, v in entry.items() if key != "details"}))
         if len(self.details) == CHUNK:
             self._write_details()
 
@@ -203,8 +209,14 @@ class BrowserWriter:
         """data.js (`head`: `browser_head`, and the objects' list) and index.html."""
         if self.details:
             self._write_details()
-        text = _script(DATA_PREFIX, {**head, "objects": self.listed, "chunk": CHUNK}, ";")
-        (self.root / DATA).write_text(text, encoding="utf-8")
+        # the list goes in as the text it is kept as; only numbers sort before "objects", so
+        # the placeholder's first occurrence is the list's place
+        text = _script(DATA_PREFIX, {**head, "objects": _LISTED, "chunk": CHUNK}, ";")
+        before, after = text.split(json.dumps(_LISTED), 1)
+        with (self.root / DATA).open("w", encoding="utf-8") as f:
+            f.write(before + "[")
+            f.write(",".join(self.listed))
+            f.write("]" + after)
         page = resources.files("previews").joinpath("static", INDEX).read_text(encoding="utf-8")
         (self.root / INDEX).write_text(page, encoding="utf-8")
 
