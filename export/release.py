@@ -430,12 +430,13 @@ def compare(previous: list[dict], current: list[dict]) -> Changes:
 
 
 #: Columns of an earlier release's objects manifest that the changelog compares.
-PREVIOUS_COLUMNS = ("object_id", "category", "urdf_sha256", "assets_sha256")
+PREVIOUS_COLUMNS = ("object_id", "category", "supercategory", "urdf_sha256", "assets_sha256")
 
 
 def read_objects(folder: Path) -> list[dict]:
-    """The objects manifest of a release as a list of rows; `ReleaseError` when it cannot be
-    read or lacks a column the changelog compares (checked before a build, for --previous)."""
+    """The objects manifest of a release as a list of rows of the columns the changelog
+    compares (PREVIOUS_COLUMNS); `ReleaseError` when it cannot be read or lacks one of them
+    (checked before a build, for --previous)."""
     path = Path(folder) / "manifest" / "objects.parquet"
     try:
         table = pq.read_table(str(path))
@@ -444,7 +445,7 @@ def read_objects(folder: Path) -> list[dict]:
     missing = [c for c in PREVIOUS_COLUMNS if c not in table.column_names]
     if missing:
         raise ReleaseError(f"{folder} is not a complete release: {path} has no {missing}")
-    rows = table.to_pylist()
+    rows = table.select(list(PREVIOUS_COLUMNS)).to_pylist()
     if any(not isinstance(r["object_id"], str) for r in rows):
         raise ReleaseError(f"{folder} is not a complete release: {path} has rows without id")
     return rows

@@ -167,6 +167,20 @@ def test_changelog_groups():
     assert "First release: 4 objects" in first
 
 
+def test_a_previous_release_is_read_as_the_columns_the_changelog_compares(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "manifest").mkdir()
+    rows = [{**obj("a"), "status": "pass"}, {**obj("b", cat="window"), "status": "warn"}]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "manifest" / "objects.parquet")
+    assert release.read_objects(tmp_path) == [obj("a"), obj("b", cat="window")]
+    without = [{k: v for k, v in r.items() if k != "supercategory"} for r in rows]
+    pq.write_table(pa.Table.from_pylist(without), tmp_path / "manifest" / "objects.parquet")
+    with pytest.raises(release.ReleaseError, match="supercategory"):
+        release.read_objects(tmp_path)
+
+
 def test_card_front_matter(tmp_path):
     info = {
         "version": "1.0",
