@@ -7,10 +7,11 @@ README.md, LICENSES.md, the release browser (index.html and browser/) and
 checksums.sha256. `runs` are the build's per-source results (source, discovered ids, outcomes:
 see `pipeline.chain` for an outcome's fields).
 
-The outcomes stay in their files: the assembly keeps one objects row and a duplicate-stage
-record per object, and reads an object's outcome back whenever it needs the rest (its snapshot
-files, its other manifest rows and browser page, its file digests for the content hash and
-checksums.sha256), so the build process does not grow with every object's rows.
+The outcomes stay in their files: the assembly keeps a duplicate-stage record per object and
+the objects table's rows as Arrow columns, and reads an object's outcome back whenever it needs
+the rest (its snapshot files, its other manifest rows and browser page, its file digests for
+the content hash and checksums.sha256), so the build process does not grow with every object's
+rows.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
@@ -39,7 +41,7 @@ from duplicates.report import card_section as duplicates_section
 from duplicates.report import counts as duplicate_counts
 from export import card, manifests, release
 from export.digests import canonical_json
-from export.manifest_writer import TableWriter
+from export.manifest_writer import RowBatches, TableWriter
 from export.selection import SPLITS, assign_splits
 from normalize.collision_parts import parts_method
 from normalize.safe_yaml import load_yaml
@@ -156,7 +158,7 @@ def _read_files(run, outcome) -> list[tuple[str, str]]:
 class _Decided:
     """What the assembly keeps of one candidate between its passes over the outcomes, which it
     reads back from the sources' outcome files when it needs more (`at`): where its outcome is,
-    and what it needs for the objects and rejects tables."""
+    what the card reads of its preview (CARD_PREVIEW) and its rejects row."""
 
     object_id: str
     source_number: int
@@ -165,8 +167,7 @@ class _Decided:
     source_id: str
     source_path: str | None
     accepted: bool
-    row: dict | None  # its objects row (accepted)
-    preview: dict | None  # the outcome's "preview" entry (accepted)
+    preview: dict | None  # CARD_PREVIEW of the outcome's "preview" entry (accepted)
     reject: dict | None  # its rejects row (rejected)
 
     def moved_out(self, canonical: str) -> _Decided:
@@ -181,14 +182,34 @@ class _Decided:
             message=f"the same object as {canonical} (canonical member of its duplicate cluster)",
             element=canonical,
         )
-        return replace(self, accepted=False, row=None, preview=None, reject=reject)
+        return replace(self, accepted=False, preview=None, reject=reject)
 
 
-def _decide(runs: list, staging: Path) -> tuple[list[_Decided], list[ObjectRecord], list[str]]:
+#: The objects table's columns that the assembly adds after the duplicate stage.
+ADDED_COLUMNS = ("split", "eval200", "cluster_id", "is_canonical")
+_ROW_SCHEMA = pa.schema([f for f in manifests.SCHEMAS["objects"] if f.name not in ADDED_COLUMNS])
+
+
+#: What the card reads of a preview entry (`previews.card.card_section`).
+CARD_PREVIEW = ("rendered", "detail", "meshes_left_out")
+#: What it reads of an objects row (`previews.card.write_gallery`).
+CARD_COLUMNS = ("object_id", "category", "supercategory", "status", "n_joints", "preview_path")
+#: What the dataset card counts of an objects row (`export.card.card_markdown`).
+README_COLUMNS = ("split", "warnings", "loads_in")
+
+
+def _card_preview(preview: dict | None) -> dict | None:
+    return preview and {key: preview[key] for key in CARD_PREVIEW if key in preview}
+
+
+def _decide(
+    runs: list, staging: Path
+) -> tuple[list[_Decided], RowBatches, list[ObjectRecord], list[str]]:
     """Every candidate's `_Decided`, in the order of the sources and their outcome files; the
-    duplicate stage's record of each accepted object; each source's snapshot digest
-    (`_snapshot`)."""
+    accepted objects' rows of the objects table, without ADDED_COLUMNS; the duplicate stage's
+    record of each accepted object; each source's snapshot digest (`_snapshot`)."""
     decided, records, snapshots = [], [], []
+    rows = RowBatches(_ROW_SCHEMA)
     for number, run in enumerate(runs):
         where = {}
         for position, o in run.outcomes.positions():
@@ -202,17 +223,52 @@ def _decide(runs: list, staging: Path) -> tuple[list[_Decided], list[ObjectRecor
                     o.source_id,
                     o.source_path,
                     o.accepted,
-                    o.rows["objects"][0] if o.accepted else None,
-                    o.preview,
+                    _card_preview(o.preview) if o.accepted else None,
                     o.reject,
                 )
             )
             if o.accepted:
                 folder = staging / "objects" / o.object_id
                 row, joints = o.rows["objects"][0], o.rows["joints"]
+                rows.add(row)
                 records.append(record_from_rows(row, joints, o.files, folder))
         snapshots.append(_snapshot(run, where))
-    return decided, records, snapshots
+    return decided, rows, records, snapshots
+
+
+#: The objects table's columns that `assign_splits` reads.
+_SELECTION_COLUMNS = ("object_id", "category", "supercategory", "status", "n_joints")
+
+
+def _objects_table(rows: pa.Table, accepted: list[_Decided], found: DuplicateResult) -> pa.Table:
+    """The objects table: the rows of the `accepted` objects (the duplicate stage moved the others
+    out) sorted by object_id, with their cluster, split and eval200 (`assign_splits`)."""
+    kept = pa.array(sorted(d.object_id for d in accepted), pa.string())
+    rows = rows.filter(pc.is_in(rows["object_id"], value_set=kept)).sort_by("object_id")
+    chosen = assign_splits(
+        [
+            {
+                **r,
+                "cluster_id": found.cluster_of[r["object_id"]],
+                "is_canonical": found.is_canonical(r["object_id"]),
+            }
+            for r in rows.select(list(_SELECTION_COLUMNS)).to_pylist()
+        ],
+        last={UNASSIGNED_SUPERCATEGORY},
+    )
+    schema = manifests.SCHEMAS["objects"]
+    columns = [
+        rows[name] if name in rows.column_names else [r[name] for r in chosen]
+        for name in schema.names
+    ]
+    return pa.Table.from_arrays(columns, schema=schema).combine_chunks()
+
+
+def _rows(table: pa.Table, columns: tuple[str, ...] | None = None):
+    """The rows of `table` (only `columns`, if given) as dicts, a batch at a time."""
+    table = table if columns is None else table.select(list(columns))
+    for batch in table.to_batches(max_chunksize=TableWriter.BATCH_ROWS):
+        yield from batch.to_pylist()
 
 
 class _ObjectFileDigests:
@@ -254,7 +310,7 @@ def assemble_release(
     folders, which the batches wrote); returns (release.json's content, the content hash).
     `runs`: the build's `pipeline.build.SourceRun`s, their outcomes in files
     (`export.outcome.OutcomeFile`), read back one object at a time: the build process keeps
-    one objects row per object and writes the other manifests as it reads.
+    the objects table's rows as Arrow columns and writes the other manifests as it reads.
     `sources_file`: the sources file of the build, copied as it is (without one, the sources'
     settings are written as YAML). `duplicates`: the duplicate stage's settings (default: keep
     and flag, sources in the order of `runs`); `seconds` receives the stage's wall time under
@@ -264,7 +320,7 @@ def assemble_release(
     (`duplicates.stage.JobRunner`; None: the stage's own processes)."""
     if duplicates is None:
         duplicates = DuplicateSettings(priority=tuple(run.source.name for run in runs))
-    decided, records, snapshots = _decide(runs, staging)
+    decided, rows, records, snapshots = _decide(runs, staging)
     started = time.perf_counter()
     found = find_duplicates(records, duplicates, cache, pair_runner)
     if seconds is not None:
@@ -281,18 +337,8 @@ def assemble_release(
         if not d.accepted
     ]
 
-    # Splits by cluster, eval200 among canonical members (export.selection.assign_splits).
-    objects = assign_splits(
-        [
-            {
-                **d.row,
-                "cluster_id": found.cluster_of[d.object_id],
-                "is_canonical": found.is_canonical(d.object_id),
-            }
-            for d in accepted
-        ],
-        last={UNASSIGNED_SUPERCATEGORY},
-    )
+    objects = _objects_table(rows.table(), accepted, found)
+    del rows
 
     # Object folders that no accepted outcome claims (none expected) do not enter the release.
     claimed = {d.object_id for d in accepted}
@@ -302,7 +348,7 @@ def assemble_release(
 
     (staging / "manifest").mkdir()
     arrow = {
-        "objects": manifests.to_table("objects", objects),
+        "objects": objects,
         "rejects": manifests.to_table("rejects", rejects),
         "duplicates": manifests.to_table("duplicates", found.rows),
     }
@@ -316,7 +362,9 @@ def assemble_release(
     content = release.content_hash(staging, digests)
 
     stats_md = _statistics(arrow, staging, cache) + duplicates_section(found.rows)
-    previews_md = card_section(staging, objects, {d.object_id: d.preview for d in accepted})
+    previews_md = card_section(
+        staging, list(_rows(objects, CARD_COLUMNS)), {d.object_id: d.preview for d in accepted}
+    )
     previous_info = release.read_release(previous) if previous else None
     previous_objects = release.read_objects(previous) if previous else None
     gathered = _Gathered(snapshots, decided, objects, rejects, counts, joint_types, found)
@@ -326,17 +374,17 @@ def assemble_release(
     (staging / "CHANGELOG.md").write_text(
         release.changelog_markdown(
             version,
-            objects,
+            list(_rows(objects, release.PREVIOUS_COLUMNS)),
             previous_objects,
             previous_info["version"] if previous_info else None,
         ),
         encoding="utf-8",
     )
-    counts.update(objects=len(objects), rejects=len(rejects), duplicates=len(found.rows))
+    counts.update(objects=objects.num_rows, rejects=len(rejects), duplicates=len(found.rows))
     (staging / "README.md").write_text(
         card.card_markdown(
             info,
-            objects,
+            list(_rows(objects, README_COLUMNS)),
             rejects,
             stats_md,
             {name: counts[name] for name in manifests.TABLES},
@@ -356,7 +404,7 @@ OBJECT_ROWS = ("joints", "links", "review", "source_files")
 
 
 def _write_object_rows(
-    staging: Path, runs: list, accepted: list, objects: list[dict], browser: BrowserWriter
+    staging: Path, runs: list, accepted: list, objects: pa.Table, browser: BrowserWriter
 ) -> tuple[dict[str, int], Counter]:
     """The joints, links, review and source_files manifests and the browser's objects, one
     accepted object at a time in object_id order, each read back from its outcome. Returns
@@ -364,9 +412,9 @@ def _write_object_rows(
     writers = {
         name: TableWriter(name, staging / "manifest" / f"{name}.parquet") for name in OBJECT_ROWS
     }
-    row_of = {r["object_id"]: r for r in objects}
     joint_types = Counter()
-    for d in sorted(accepted, key=lambda d: d.object_id):
+    ordered = sorted(accepted, key=lambda d: d.object_id)
+    for d, row in zip(ordered, _rows(objects), strict=True):  # both in object_id order
         run = runs[d.source_number]
         o = run.outcomes.at(d.position)
         rows = {name: o.rows.get(name, []) for name in ("joints", "links", "review")}
@@ -377,8 +425,8 @@ def _write_object_rows(
         review = rows["review"][-1] if rows["review"] else None
         browser.add(
             object_entry(
-                row_of[d.object_id],
-                d.preview,
+                row,
+                o.preview,
                 rows["joints"],
                 rows["links"],
                 rows["source_files"],
@@ -426,12 +474,12 @@ def _statistics(arrow: dict, staging: Path, cache) -> str:
 @dataclass
 class _Gathered:
     """What release.json counts, as the assembly gathered it: each source's snapshot, every
-    candidate's `_Decided`, the objects and rejects rows, the row counts of the manifests
+    candidate's `_Decided`, the objects table, the rejects rows, the row counts of the manifests
     written object by object and their joints by type, the duplicate stage's result."""
 
     snapshots: list[str]
     decided: list[_Decided]
-    objects: list[dict]
+    objects: pa.Table
     rejects: list[dict]
     counts: dict[str, int]
     joint_types: Counter
@@ -439,7 +487,8 @@ class _Gathered:
 
 
 def _release_info(runs, gathered: _Gathered, version, versions, content, previous_info) -> dict:
-    objects, rejects, counts = gathered.objects, gathered.rejects, gathered.counts
+    rejects, counts = gathered.rejects, gathered.counts
+    objects = list(_rows(gathered.objects, ("eval200", "supercategory", "status", "split")))
     accepted = Counter(d.source_number for d in gathered.decided if d.accepted)
     candidates = Counter(d.source_number for d in gathered.decided)
     sources = []

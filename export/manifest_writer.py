@@ -51,3 +51,31 @@ class TableWriter:
         self._to_batch()
         self._write_group()
         self.writer.close()
+
+
+class RowBatches:
+    """Rows of `schema` kept as Arrow record batches of TableWriter.BATCH_ROWS rows as they
+    arrive (`add`), `table` at the end: a row as a Python dict takes kilobytes, in a batch
+    its columns' bytes."""
+
+    def __init__(self, schema: pa.Schema):
+        self.schema = schema
+        self.rows: list[dict] = []
+        self.batches: list[pa.RecordBatch] = []
+
+    def add(self, row: dict) -> None:
+        missing = [name for name in self.schema.names if name not in row]
+        if missing:  # Arrow would make them null
+            raise KeyError(f"row of {row.get('object_id')} lacks {missing}")
+        self.rows.append(row)
+        if len(self.rows) >= TableWriter.BATCH_ROWS:
+            self._to_batch()
+
+    def _to_batch(self) -> None:
+        if self.rows:
+            self.batches.append(pa.RecordBatch.from_pylist(self.rows, schema=self.schema))
+            self.rows = []
+
+    def table(self) -> pa.Table:
+        self._to_batch()
+        return pa.Table.from_batches(self.batches, schema=self.schema)

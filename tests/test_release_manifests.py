@@ -11,7 +11,7 @@ import trimesh
 from verify_assets import urdf_source, write
 
 import schemas
-from export.manifest_writer import TableWriter
+from export.manifest_writer import RowBatches, TableWriter
 from export.manifests import (
     SCHEMAS,
     bounding_box,
@@ -243,6 +243,55 @@ def test_a_table_written_object_by_object_holds_the_sorted_rows(cabinet, tmp_pat
     empty = TableWriter("joints", tmp_path / "empty.parquet")
     empty.close()
     assert (tmp_path / "empty.parquet").read_bytes() == _empty_bytes("joints", tmp_path)
+
+
+def test_the_objects_table_from_rows_kept_as_arrow_batches(cabinet, tmp_path, monkeypatch):
+    """The assembly keeps the accepted objects' rows as Arrow batches (`RowBatches`) and makes
+    the objects table of them (`_objects_table`): the table `to_table` makes of the same rows
+    with their cluster, split and eval200, without the objects moved out as duplicates, to
+    the byte."""
+    from duplicates import DuplicateResult
+    from export.assemble import _ROW_SCHEMA, _Decided, _objects_table
+    from export.selection import assign_splits
+    from taxonomy import UNASSIGNED_SUPERCATEGORY
+
+    obj, folder = cabinet
+    monkeypatch.setattr(TableWriter, "BATCH_ROWS", 3)
+    ids = [f"lib__{k:02d}" for k in (7, 3, 11, 0, 5, 9, 1, 10, 2, 8, 4, 6)]
+    rows = [make_object_row(obj, folder, object_id=i, source_id=i[5:]) for i in ids]
+    kept = RowBatches(_ROW_SCHEMA)
+    for row in rows:
+        kept.add(row)
+    assert len(kept.batches) == 4
+    with pytest.raises(KeyError, match="lacks"):
+        kept.add({k: v for k, v in rows[0].items() if k != "category"})
+    found = DuplicateResult(
+        cluster_of={**{i: i for i in ids}, "lib__09": "lib__03", "lib__05": "lib__03"},
+        rows=[],
+        moved_out={"lib__05": "lib__03"},
+    )
+    accepted = [
+        _Decided(i, 0, k, "lib", i[5:], None, True, None, None)
+        for k, i in enumerate(ids)
+        if i not in found.moved_out
+    ]
+    table = _objects_table(kept.table(), accepted, found)
+
+    expected = assign_splits(
+        [
+            {**r, "cluster_id": found.cluster_of[i], "is_canonical": found.is_canonical(i)}
+            for i, r in zip(ids, rows, strict=True)
+            if i not in found.moved_out
+        ],
+        last={UNASSIGNED_SUPERCATEGORY},
+    )
+    assert table.equals(to_table("objects", expected))
+    assert table["object_id"].to_pylist() == sorted(set(ids) - {"lib__05"})
+    cluster = {r["object_id"]: r["cluster_id"] for r in table.to_pylist()}
+    assert cluster["lib__09"] == "lib__03" and cluster["lib__07"] == "lib__07"
+    write_table(table, tmp_path / "kept.parquet")
+    write_table(to_table("objects", expected), tmp_path / "listed.parquet")
+    assert (tmp_path / "kept.parquet").read_bytes() == (tmp_path / "listed.parquet").read_bytes()
 
 
 def _empty_bytes(name, tmp_path):
