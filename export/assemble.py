@@ -47,7 +47,7 @@ from normalize.collision_parts import parts_method
 from normalize.safe_yaml import load_yaml
 from normalize.sources import PROVENANCE_KEYS
 from previews.browser import BrowserWriter, browser_head, object_entry
-from previews.card import card_section
+from previews.card import CARD_COLUMNS, CARD_PREVIEW, card_section
 from taxonomy import UNASSIGNED_SUPERCATEGORY
 
 SOURCES_FILE = "sources.yaml"
@@ -188,14 +188,6 @@ class _Decided:
 #: The objects table's columns that the assembly adds after the duplicate stage.
 ADDED_COLUMNS = ("split", "eval200", "cluster_id", "is_canonical")
 _ROW_SCHEMA = pa.schema([f for f in manifests.SCHEMAS["objects"] if f.name not in ADDED_COLUMNS])
-
-
-#: What the card reads of a preview entry (`previews.card.card_section`).
-CARD_PREVIEW = ("rendered", "detail", "meshes_left_out")
-#: What it reads of an objects row (`previews.card.write_gallery`).
-CARD_COLUMNS = ("object_id", "category", "supercategory", "status", "n_joints", "preview_path")
-#: What the dataset card counts of an objects row (`export.card.card_markdown`).
-README_COLUMNS = ("split", "warnings", "loads_in")
 
 
 def _card_preview(preview: dict | None) -> dict | None:
@@ -384,7 +376,7 @@ def assemble_release(
     (staging / "README.md").write_text(
         card.card_markdown(
             info,
-            list(_rows(objects, README_COLUMNS)),
+            list(_rows(objects, card.README_COLUMNS)),
             rejects,
             stats_md,
             {name: counts[name] for name in manifests.TABLES},

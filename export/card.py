@@ -360,6 +360,10 @@ def structure_markdown(rows_per_table: Mapping[str, int]) -> list[str]:
     return lines
 
 
+#: What `card_markdown` counts of an objects row.
+README_COLUMNS = ("split", "warnings", "loads_in")
+
+
 def card_markdown(
     info: dict,
     objects: list[dict],

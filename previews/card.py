@@ -81,6 +81,11 @@ def write_gallery(root: Path, objects: list[dict], path: Path) -> list[dict]:
     return chosen
 
 
+#: What `card_section` reads of a preview entry, and of an objects row (`write_gallery`).
+CARD_PREVIEW = ("rendered", "detail", "meshes_left_out")
+CARD_COLUMNS = ("object_id", "category", "supercategory", "status", "n_joints", "preview_path")
+
+
 def card_section(root: Path, objects: list[dict], previews: dict[str, dict | None]) -> str:
     """Write plots/gallery.png under the release `root` and return the Markdown of the
     previews section. `objects`: the objects-table rows; `previews`: object_id -> the outcome's
