@@ -16,11 +16,15 @@ with the next item. The build (`pipeline.build.WorkerPool`) and `arena validate`
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import importlib
 import multiprocessing
 import os
 import queue
+import re
 import signal
+import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -197,13 +201,16 @@ def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
 RENDER_THREADS = ("LP_NUM_THREADS", "0")
 
 
-def _serve(conn, parent_pid: int, prepare: Sequence[str] = ()) -> None:
+def _serve(conn, parent_pid: int, prepare: Sequence[str] = (), trace: str | None = None) -> None:
     """A worker process: import the modules `prepare` (an entry `module:function` also calls
     that function, e.g. to start a child process before the imports after it), then run batches
     sent over `conn`, one result message per item. Ctrl-C in a terminal reaches every process of
     its group: the build that started the worker decides what an interrupt means and stops it,
-    so the worker itself ignores SIGINT."""
+    so the worker itself ignores SIGINT. A fatal signal writes the Python stack to the file
+    `trace` (`faulthandler`), where the supervisor reads where the process died."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if trace is not None:
+        faulthandler.enable(open(trace, "w", encoding="utf-8"))  # noqa: SIM115 (kept open to the end)
     os.environ.setdefault(*RENDER_THREADS)
     exit_with_parent(parent_pid)
     for entry in prepare:
@@ -229,7 +236,7 @@ def _serve(conn, parent_pid: int, prepare: Sequence[str] = ()) -> None:
             conn.send(("error", traceback.format_exc()))
 
 
-def _death(exitcode: int | None) -> str:
+def _death(exitcode: int | None, trace: str = "") -> str:
     if exitcode is None:
         return "the worker process ended"
     if exitcode < 0:
@@ -237,8 +244,37 @@ def _death(exitcode: int | None) -> str:
         text = f"the worker process was killed by signal {-exitcode} ({name})"
         if -exitcode == signal.SIGKILL:
             text += ", as the out-of-memory killer does"
-        return text
+        where = crash_site(trace)
+        return f"{text} in {where}" if where else text
     return f"the worker process exited with code {exitcode}"
+
+
+_PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)', re.M)
+#: how many of the innermost Python frames of the crashed thread a crash message names
+CRASH_FRAMES = 3
+
+
+def _short_path(path: str) -> str:
+    """A frame's file without the machine's folders: relative to the project, else to the
+    deepest folder of `sys.path` holding it (site-packages, the standard library), else its
+    name."""
+    folders = [_PROJECT] + sorted((p for p in sys.path if os.path.isabs(p)), key=len, reverse=True)
+    for folder in folders:
+        if path.startswith(folder.rstrip(os.sep) + os.sep):
+            return os.path.relpath(path, folder)
+    return os.path.basename(path)
+
+
+def crash_site(trace: str) -> str:
+    """The innermost Python frames of the thread that crashed, from `faulthandler`'s text
+    ("Current thread ... (most recent call first)"), innermost first: "" when it has none."""
+    _, _, current = trace.partition("Current thread")
+    frames = [
+        f"{_short_path(m['path'])}:{m['line']} ({m['name']})"
+        for m in _FRAME.finditer(current.split("\n\n")[0])
+    ]
+    return " < ".join(frames[:CRASH_FRAMES])
 
 
 class _Slot:
@@ -248,20 +284,24 @@ class _Slot:
         self.context = context
         self.process = None
         self.conn = None
+        self.trace = None  # the file where the process writes its stack if it crashes
 
     def start(self, prepare: Sequence[str] = ()) -> None:
         parent, child = self.context.Pipe()
+        descriptor, trace = tempfile.mkstemp(prefix="arena-worker-", suffix=".trace")
+        os.close(descriptor)
         process = self.context.Process(
-            target=_serve, args=(child, os.getpid(), tuple(prepare)), daemon=True
+            target=_serve, args=(child, os.getpid(), tuple(prepare), trace), daemon=True
         )
         try:
             process.start()
         except BaseException:  # the slot stays empty: closing the pool must not join it
             parent.close()
+            os.unlink(trace)
             raise
         finally:
             child.close()
-        self.process, self.conn = process, parent
+        self.process, self.conn, self.trace = process, parent, trace
 
     def receive(self, timeout: float | None):
         """The next message, or WorkerLost (the process is gone or killed) as the value."""
@@ -275,7 +315,8 @@ class _Slot:
             self.stop()
             return WorkerLost("time", f"killed after {timeout:g} s")
         self.process.join()
-        lost = WorkerLost("crash", _death(self.process.exitcode))
+        with open(self.trace, encoding="utf-8", errors="replace") as f:
+            lost = WorkerLost("crash", _death(self.process.exitcode, f.read()))
         self.stop()
         return lost
 
@@ -286,7 +327,9 @@ class _Slot:
                 self.process.kill()
             self.process.join()
             self.conn.close()
-        self.process = self.conn = None
+            with contextlib.suppress(OSError):
+                os.unlink(self.trace)
+        self.process = self.conn = self.trace = None
 
     @property
     def pid(self) -> int | None:

@@ -10,6 +10,7 @@ supervisor itself so that the test does not wait for a clock that busy cores cou
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import time
@@ -51,6 +52,7 @@ def _library(tmp_path: Path) -> Path:
 
 
 HOOKS = Path(__file__).parent / "worker_hooks"
+REPO = Path(__file__).resolve().parents[1]
 
 
 @contextlib.contextmanager
@@ -120,13 +122,20 @@ def test_validate_gives_each_object_its_limits_and_survives_a_crash(
 
 def stop_or_die(items: list[str]):
     """Worker side of the supervisor test: "stop" stops its own process (as stuck in C code:
-    no signal handler runs), "die" ends it abruptly, anything else is returned with the pid."""
+    no signal handler runs), "die" ends it abruptly, "segfault" crashes it, anything else is
+    returned with the pid."""
     for item in items:
         if item == "stop":
             os.kill(os.getpid(), signal.SIGSTOP)
         elif item == "die":
             os._exit(3)
+        elif item == "segfault":
+            read_address_zero()
         yield (item, os.getpid())
+
+
+def read_address_zero():
+    ctypes.string_at(0)  # SIGSEGV in C code, as a crashing native library does
 
 
 def test_the_supervisor_kills_an_item_past_its_clock_and_replaces_the_process():
@@ -152,6 +161,27 @@ def test_the_supervisor_kills_an_item_past_its_clock_and_replaces_the_process():
     assert len(set(pids)) == 3, "a new process after each loss"
     assert elapsed < 30
     assert supervisor.lost == 2
+
+
+def test_a_crash_is_reported_with_the_python_frames_where_the_process_died():
+    supervisor = workers.Supervisor(1)
+    lost = []
+    try:
+        results = supervisor.run(
+            stop_or_die, ["a", "segfault", "b"], (), None, lambda item, why: lost.append(why)
+        )
+        trace = Path(supervisor._slots[0].trace)
+        assert trace.is_file(), "the replacement process has its own trace file"
+    finally:
+        supervisor.close()
+    assert not trace.exists(), "a stopped process's trace file is removed"
+    assert [r[0] for r in results if r] == ["a", "b"]
+    [why] = lost
+    assert why.kind == "crash"
+    assert why.message.startswith("the worker process was killed by signal 11 (SIGSEGV) in ")
+    assert "tests/test_hostile_workers.py:" in why.message
+    assert "(read_address_zero) < tests/test_hostile_workers.py:" in why.message
+    assert "(stop_or_die)" in why.message and str(REPO) not in why.message
 
 
 def test_a_lost_object_is_refused_with_its_limit_code(tmp_path):
