@@ -60,9 +60,9 @@ PIPELINE_VERSION = "1"
 TRANSIENT_CODES = ("file.unreadable", "source.unreadable", "io.error")
 
 # The code whose every change must invalidate cached results (relative to the repository):
-# what computing an object runs. The browser and the card (previews/browser.py, card.py) are
-# written at the assembly, from the outcomes, and the validate report (report.py) is not a
-# build's, so editing them recomputes nothing.
+# what computing an object runs, and the JSON schemas it validates against. The browser and
+# the card (previews/browser.py, card.py) are written at the assembly, from the outcomes, and
+# the validate report (report.py) is not a build's, so editing them recomputes nothing.
 _FINGERPRINTED = (
     "normalize",
     "verify",
@@ -74,6 +74,7 @@ _FINGERPRINTED = (
     "pipeline/chain.py",
     "export/manifests.py",
     "export/digests.py",
+    "schemas",
 )
 _REPO = Path(__file__).resolve().parents[1]
 
