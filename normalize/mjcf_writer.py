@@ -6,9 +6,10 @@ URDF): one body per link named as the link, nested along the joints; a hinge (re
 continuous) or slide (prismatic) joint per moving joint with its axis and, when bounded, its
 range; mimic couplings as joint equality constraints (follower = offset + multiplier * driver);
 the link's inertial (massless links get mass 0, raised to the compiler's `boundmass` like the
-URDF's); visual geoms (group 1, no contacts, no mass) and collision geoms (group 0) with the
-URDF's names, meshes as mesh assets with paths relative to the file. The compiler settings
-match the URDF's `<mujoco>` block (radians, inertias from the file, mass bounds).
+URDF's); visual geoms (group 1, no contacts, no mass) and collision geoms (group 3, which
+MuJoCo's viewer hides by default, as MuJoCo Menagerie's models have them) with the URDF's
+names, meshes as mesh assets with paths relative to the file. The compiler settings match the
+URDF's `<mujoco>` block (radians, inertias from the file, mass bounds).
 
 Numbers: MuJoCo's XML writer prints 6 significant digits by default (5e-6 m on a coordinate
 of a few metres, 5e-7 on every axis and quaternion entry). MuJoCo itself raises that to 17
@@ -43,6 +44,8 @@ from normalize.model import ArticulatedObject, Geometry
 
 MJCF_NAME = "object.xml"
 WORLD = "world"
+#: geom groups: visuals are shown by MuJoCo's viewer by default (groups 0-2), collision geoms not
+VISUAL_GROUP, COLLISION_GROUP = 1, 3
 BOUND_MASS = 1e-9
 BOUND_INERTIA = 1e-12
 INERTIA_MARGIN = 1e-5
@@ -158,8 +161,10 @@ def _geom(body, g: Geometry, *, visual: bool, meshes: dict, spec, mujoco) -> Non
     if visual:
         geom.contype = 0
         geom.conaffinity = 0
-        geom.group = 1
+        geom.group = VISUAL_GROUP
         geom.density = 0.0
+    else:
+        geom.group = COLLISION_GROUP
 
 
 def object_spec(obj: ArticulatedObject, mujoco):

@@ -13,6 +13,7 @@ import yourdfpy
 from lxml import etree
 
 from normalize.adapters import discover
+from normalize.adapters.mjcf.geometry import VISIBLE_GROUPS
 from normalize.run import normalize_candidate
 from normalize.sources import SourceConfig
 from normalize.urdf import read_object
@@ -137,6 +138,33 @@ def mesh_differences(folder_a: Path, a, folder_b: Path, b) -> list[str]:
         for ga, gb in pairs:
             if _mesh_digest(folder_a, ga) != _mesh_digest(folder_b, gb):
                 out.append(f"link {la.name}: mesh {ga.filename} differs")
+    return out
+
+
+def mjcf_role_differences(release: Path) -> list[str]:
+    """Links whose object.xml geoms, as an MJCF reader sorts them (shown by MuJoCo's viewer by
+    default: a visual; with contacts: a collision), are not the object.urdf's visuals and
+    collisions: a collision geom shown by default would read back as a visual too."""
+    import mujoco
+
+    out = []
+    for urdf in sorted((Path(release) / "objects").glob("*/object.urdf")):
+        model = mujoco.MjModel.from_xml_path(str(urdf.with_name("object.xml")))
+        for link in read_object(urdf).links:
+            body = model.body(link.name).id
+            geoms = range(
+                model.body_geomadr[body], model.body_geomadr[body] + model.body_geomnum[body]
+            )
+            visuals = sum(int(model.geom_group[g]) in VISIBLE_GROUPS for g in geoms)
+            collisions = sum(
+                bool(model.geom_contype[g] or model.geom_conaffinity[g]) for g in geoms
+            )
+            if (visuals, collisions) != (len(link.visuals), len(link.collisions)):
+                out.append(
+                    f"{urdf.parent.name}/{link.name}: the MJCF reads as {visuals} visuals and "
+                    f"{collisions} collisions, the URDF has {len(link.visuals)} and "
+                    f"{len(link.collisions)}"
+                )
     return out
 
 

@@ -18,6 +18,7 @@ from shipped_support import (
     assert_files_meet_their_specifications,
     loud_files,
     mass_problems,
+    mjcf_role_differences,
     renormalized_differences,
     validation_failures,
 )
@@ -147,6 +148,11 @@ def test_the_card_flags_the_non_commercial_sources_and_loads_with_thumbnails(
 def test_every_shipped_file_loads_without_a_printed_warning(corpus_release):
     root, _, _ = corpus_release
     assert loud_files(root / "cold") == {}
+
+
+def test_the_mjcf_reads_back_with_the_urdf_visuals_and_collisions(corpus_release):
+    root, _, _ = corpus_release
+    assert mjcf_role_differences(root / "cold") == []
 
 
 def test_the_release_objects_validate(corpus_release):

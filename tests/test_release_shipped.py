@@ -7,13 +7,23 @@ tests/test_release_corpus.py.)"""
 from __future__ import annotations
 
 import pytest
-from shipped_support import loud_files, mass_problems, renormalized_differences, validation_failures
+from shipped_support import (
+    loud_files,
+    mass_problems,
+    mjcf_role_differences,
+    renormalized_differences,
+    validation_failures,
+)
 
 pytestmark = pytest.mark.slow
 
 
 def test_every_shipped_file_loads_without_a_printed_warning(sample_release):
     assert loud_files(sample_release) == {}
+
+
+def test_the_mjcf_reads_back_with_the_urdf_visuals_and_collisions(sample_release):
+    assert mjcf_role_differences(sample_release) == []
 
 
 def test_the_release_objects_validate(sample_release):
