@@ -213,6 +213,26 @@ if "ARENA_MESH_STORE" not in os.environ:
     os.environ["ARENA_MESH_STORE"] = _MESH_STORE
 
 
+# One object cache for the session's builds of corpus sources (`corpus_cache`), shared by the
+# test processes like the mesh store: the corpus release's cold build fills it, and the score and
+# duplicate modules, run after it (`pytest_collection_modifyitems`), reuse its objects.
+if "ARENA_TEST_CORPUS_CACHE" not in os.environ:
+    _CORPUS_CACHE = tempfile.mkdtemp(prefix="arena-test-corpus-cache-")
+    atexit.register(shutil.rmtree, _CORPUS_CACHE, True)
+    os.environ["ARENA_TEST_CORPUS_CACHE"] = _CORPUS_CACHE
+
+#: the module whose build fills `corpus_cache` first, and the modules that reuse it
+CORPUS_CACHE_FILLER = "test_release_corpus"
+CORPUS_CACHE_READERS = ("test_score_corpus", "test_duplicates_corpus")
+
+
+@pytest.fixture(scope="session")
+def corpus_cache(corpus) -> Path:
+    """The object cache every test process's corpus builds share (entries are stored by atomic
+    renames, so concurrent builds may write it)."""
+    return Path(os.environ["ARENA_TEST_CORPUS_CACHE"])
+
+
 @pytest.fixture(scope="session")
 def prefect_harness():
     """One temporary Prefect server for every flow test of the session (it takes 16-24 s to
@@ -237,13 +257,24 @@ def pytest_collection_modifyitems(items):
     them out with the slow ones; then put the modules with slow or corpus tests first.
     `make test` hands whole modules to its processes in this order (`--dist loadscope
     --no-loadscope-reorder`: a module's fixtures are built once), so the long modules start
-    first and the short ones fill in at the end."""
+    first and the short ones fill in at the end. The corpus release (the longest module, whose
+    cold build fills `corpus_cache`) comes first of all, the modules reusing that cache last of
+    the long ones."""
     for item in items:
         if "corpus" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.corpus)
     heavy = {
-        item.module.__name__
+        item.path.stem
         for item in items
         if item.get_closest_marker("slow") or item.get_closest_marker("corpus")
     }
-    items.sort(key=lambda item: item.module.__name__ not in heavy)
+
+    def order(item) -> int:
+        module = item.path.stem
+        if module == CORPUS_CACHE_FILLER:
+            return 0
+        if module in CORPUS_CACHE_READERS:
+            return 2
+        return 1 if module in heavy else 3
+
+    items.sort(key=order)

@@ -1,6 +1,6 @@
-"""The duplicate stage on the real corpus with its overlaps (tests/corpus_overlaps_sources.yaml):
-every group of ../shared/corpus/overlaps/OVERLAPS.md is one cluster, and the only other cluster
-is a real duplicate (example-robot-data's double pendulum, shipped twice: with revolute and with
+"""The duplicate stage on the real corpus (tests/corpus_sources.yaml) with its overlaps
+(tests/corpus_overlaps_sources.yaml): every group of ../shared/corpus/overlaps/OVERLAPS.md is
+one cluster, and the only other cluster is a real duplicate (example-robot-data's double pendulum, shipped twice: with revolute and with
 continuous joints, the same links and byte-identical meshes)."""
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from normalize.sources import load_sources
+
 pytestmark = pytest.mark.slow
 
-SOURCES = Path(__file__).parent / "corpus_overlaps_sources.yaml"
+OVERLAPS = Path(__file__).parent / "corpus_overlaps_sources.yaml"
 XARM = (
     "overlaps_example_robot_data__xarm__example-robot-data__robots__xarm_description__urdf__xarm7"
 )
@@ -42,9 +44,12 @@ GROUPS = {
 
 
 @pytest.fixture(scope="module")
-def overlaps_release(corpus, tmp_path_factory, builds):
+def overlaps_release(corpus_sources, corpus_cache, tmp_path_factory, builds):
+    """The corpus and its overlaps; the corpus objects come from the session's `corpus_cache`
+    when the corpus release has filled it."""
     root = tmp_path_factory.mktemp("overlaps")
-    result = builds.release(SOURCES, root / "release", root / "cache", workers=2)
+    sources = [*corpus_sources.values(), *load_sources(OVERLAPS)]
+    result = builds.release(sources, root / "release", corpus_cache, workers=2)
     return root / "release", result
 
 

@@ -35,11 +35,13 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def corpus_release(builds, corpus_sources, tmp_path_factory):
+def corpus_release(builds, corpus_sources, corpus_cache, tmp_path_factory):
+    """A cold build into the session's `corpus_cache` (this module runs first: the cache is
+    empty), then a warm one."""
     root = tmp_path_factory.mktemp("corpus_release")
     sources = list(corpus_sources.values())
-    cold = builds.release(sources, root / "cold", root / "cache", workers=2)
-    warm = builds.release(sources, root / "warm", root / "cache", workers=2)
+    cold = builds.release(sources, root / "cold", corpus_cache, workers=2)
+    warm = builds.release(sources, root / "warm", corpus_cache, workers=2)
     return root, cold, warm
 
 

@@ -23,10 +23,10 @@ SOURCES = (
 
 
 @pytest.fixture(scope="module")
-def corpus_release(builds, corpus_sources, tmp_path_factory):
+def corpus_release(builds, corpus_sources, corpus_cache, tmp_path_factory):
     root = tmp_path_factory.mktemp("score_corpus")
     sources = [corpus_sources[name] for name in SOURCES]
-    builds.release(sources, root / "release", root / "cache")
+    builds.release(sources, root / "release", corpus_cache)
     return root / "release"
 
 
