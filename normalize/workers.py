@@ -24,7 +24,6 @@ import queue
 import re
 import signal
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -201,16 +200,16 @@ def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
 RENDER_THREADS = ("LP_NUM_THREADS", "0")
 
 
-def _serve(conn, parent_pid: int, prepare: Sequence[str] = (), trace: str | None = None) -> None:
+def _serve(conn, parent_pid: int, prepare: Sequence[str] = (), trace=None) -> None:
     """A worker process: import the modules `prepare` (an entry `module:function` also calls
     that function, e.g. to start a child process before the imports after it), then run batches
     sent over `conn`, one result message per item. Ctrl-C in a terminal reaches every process of
     its group: the build that started the worker decides what an interrupt means and stops it,
-    so the worker itself ignores SIGINT. A fatal signal writes the Python stack to the file
-    `trace` (`faulthandler`), where the supervisor reads where the process died."""
+    so the worker itself ignores SIGINT. A fatal signal writes the crashed thread's Python stack
+    to the pipe `trace` (`faulthandler`), where the supervisor reads where the process died."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if trace is not None:
-        faulthandler.enable(open(trace, "w", encoding="utf-8"))  # noqa: SIM115 (kept open to the end)
+    if trace is not None:  # a few kB at most: within the pipe's buffer, so the write never waits
+        faulthandler.enable(trace.fileno(), all_threads=False)
     os.environ.setdefault(*RENDER_THREADS)
     exit_with_parent(parent_pid)
     for entry in prepare:
@@ -266,10 +265,21 @@ def _short_path(path: str) -> str:
     return os.path.basename(path)
 
 
+def _written(pipe) -> str:
+    """What a dead worker wrote to its trace pipe (without waiting for more)."""
+    descriptor, chunks = pipe.fileno(), []
+    os.set_blocking(descriptor, False)
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(descriptor, 65536):
+            chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
 def crash_site(trace: str) -> str:
     """The innermost Python frames of the thread that crashed, from `faulthandler`'s text
-    ("Current thread ... (most recent call first)"), innermost first: "" when it has none."""
-    _, _, current = trace.partition("Current thread")
+    ("Stack (most recent call first):" and a line per frame), innermost first: "" when it has
+    none."""
+    _, _, current = trace.partition("(most recent call first):")
     frames = [
         f"{_short_path(m['path'])}:{m['line']} ({m['name']})"
         for m in _FRAME.finditer(current.split("\n\n")[0])
@@ -278,29 +288,30 @@ def crash_site(trace: str) -> str:
 
 
 class _Slot:
-    """One worker process (started on first use, replaced after a loss) and its pipe."""
+    """One worker process (started on first use, replaced after a loss), its pipe and the pipe
+    of its crash trace."""
 
     def __init__(self, context):
         self.context = context
         self.process = None
         self.conn = None
-        self.trace = None  # the file where the process writes its stack if it crashes
+        self.trace = None  # the pipe where the process writes its stack if it crashes
 
     def start(self, prepare: Sequence[str] = ()) -> None:
         parent, child = self.context.Pipe()
-        descriptor, trace = tempfile.mkstemp(prefix="arena-worker-", suffix=".trace")
-        os.close(descriptor)
+        trace, trace_end = self.context.Pipe(duplex=False)
         process = self.context.Process(
-            target=_serve, args=(child, os.getpid(), tuple(prepare), trace), daemon=True
+            target=_serve, args=(child, os.getpid(), tuple(prepare), trace_end), daemon=True
         )
         try:
             process.start()
         except BaseException:  # the slot stays empty: closing the pool must not join it
             parent.close()
-            os.unlink(trace)
+            trace.close()
             raise
         finally:
             child.close()
+            trace_end.close()
         self.process, self.conn, self.trace = process, parent, trace
 
     def receive(self, timeout: float | None):
@@ -315,8 +326,7 @@ class _Slot:
             self.stop()
             return WorkerLost("time", f"killed after {timeout:g} s")
         self.process.join()
-        with open(self.trace, encoding="utf-8", errors="replace") as f:
-            lost = WorkerLost("crash", _death(self.process.exitcode, f.read()))
+        lost = WorkerLost("crash", _death(self.process.exitcode, _written(self.trace)))
         self.stop()
         return lost
 
@@ -327,8 +337,7 @@ class _Slot:
                 self.process.kill()
             self.process.join()
             self.conn.close()
-            with contextlib.suppress(OSError):
-                os.unlink(self.trace)
+            self.trace.close()
         self.process = self.conn = self.trace = None
 
     @property

@@ -1,7 +1,8 @@
 """The duplicate stage on the real corpus (tests/corpus_sources.yaml) with its overlaps
 (tests/corpus_overlaps_sources.yaml): every group of ../shared/corpus/overlaps/OVERLAPS.md is
-one cluster, and the only other cluster is a real duplicate (example-robot-data's double pendulum, shipped twice: with revolute and with
-continuous joints, the same links and byte-identical meshes)."""
+one cluster, and the only other cluster is a real duplicate (example-robot-data's double
+pendulum, shipped twice: with revolute and with continuous joints, the same links and
+byte-identical meshes)."""
 
 from __future__ import annotations
 

@@ -170,11 +170,8 @@ def test_a_crash_is_reported_with_the_python_frames_where_the_process_died():
         results = supervisor.run(
             stop_or_die, ["a", "segfault", "b"], (), None, lambda item, why: lost.append(why)
         )
-        trace = Path(supervisor._slots[0].trace)
-        assert trace.is_file(), "the replacement process has its own trace file"
     finally:
         supervisor.close()
-    assert not trace.exists(), "a stopped process's trace file is removed"
     assert [r[0] for r in results if r] == ["a", "b"]
     [why] = lost
     assert why.kind == "crash"
