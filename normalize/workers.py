@@ -200,7 +200,7 @@ def exit_with_parent(parent_pid: int, interval: float = 1.0) -> None:
 RENDER_THREADS = ("LP_NUM_THREADS", "0")
 
 
-def _serve(conn, parent_pid: int, prepare: Sequence[str] = (), trace=None) -> None:
+def _serve(conn, parent_pid: int, prepare: Sequence[str], trace) -> None:
     """A worker process: import the modules `prepare` (an entry `module:function` also calls
     that function, e.g. to start a child process before the imports after it), then run batches
     sent over `conn`, one result message per item. Ctrl-C in a terminal reaches every process of
@@ -208,8 +208,8 @@ def _serve(conn, parent_pid: int, prepare: Sequence[str] = (), trace=None) -> No
     so the worker itself ignores SIGINT. A fatal signal writes the crashed thread's Python stack
     to the pipe `trace` (`faulthandler`), where the supervisor reads where the process died."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if trace is not None:  # a few kB at most: within the pipe's buffer, so the write never waits
-        faulthandler.enable(trace.fileno(), all_threads=False)
+    # a few kB at most: within the pipe's buffer, so a crashing process never waits on it
+    faulthandler.enable(trace.fileno(), all_threads=False)
     os.environ.setdefault(*RENDER_THREADS)
     exit_with_parent(parent_pid)
     for entry in prepare:
